@@ -1,0 +1,55 @@
+# Two commands: `make run [PROFILE=smoke|default|full]` and `make test`.
+PYTHON  ?= $(shell command -v python3.11 || command -v python3)
+PROFILE ?= default
+VENV    := .venv
+BIN     := $(CURDIR)/$(VENV)/bin
+STAMP   := $(VENV)/.installed
+export PATH := $(BIN):$(PATH)
+export DO_NOT_TRACK := true
+export MLFLOW_DISABLE_TELEMETRY := true
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export DVC_NO_ANALYTICS := 1
+
+.PHONY: install run test test-slow server-start server-stop benchmark lock clean
+
+install: $(STAMP)
+
+# The pinned environment: requirements.lock is the full resolved set (regenerate with `make lock`).
+$(STAMP): requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+# Reproduce every registered paper at PROFILE, print the claims table and where to browse.
+run: install
+	$(BIN)/papers run all --profile $(PROFILE)
+
+# Start the local Prefect server unless one answers, run the tests, stop it again if we started it.
+test: install
+	@started=0; \
+	if ! $(BIN)/papers server status >/dev/null 2>&1; then $(BIN)/papers server start && started=1; fi; \
+	$(BIN)/python -m pytest -q -m "not slow" --timeout 900; rc=$$?; \
+	if [ $$started = 1 ]; then $(BIN)/papers server stop; fi; \
+	exit $$rc
+
+test-slow: install
+	$(BIN)/python -m pytest -q -m slow
+
+server-start: install
+	$(BIN)/papers server start
+
+server-stop: install
+	$(BIN)/papers server stop
+
+benchmark: install
+	$(BIN)/papers server start
+	$(BIN)/python -m benchmarks
+
+lock:
+	rm -rf /tmp/papers-lock && $(PYTHON) -m venv /tmp/papers-lock
+	/tmp/papers-lock/bin/pip install --quiet -r requirements.in
+	/tmp/papers-lock/bin/pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu$$/torch==\1/' > requirements.lock
+
+clean:
+	rm -rf $(VENV) .prefect mlflow

@@ -1,0 +1,32 @@
+"""Process environment for every entry point (stages, CLI, tests, deployments).
+
+Set before prefect or mlflow is imported: both read their settings on import. Values already
+in the environment win, so a user can point at another Prefect server or MLflow store.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PREFECT_PORT = int(os.environ.get("PAPERS_PREFECT_PORT", "4200"))
+MLFLOW_UI_PORT = int(os.environ.get("PAPERS_MLFLOW_PORT", "5000"))
+
+_OFFLINE = {  # no internet here: telemetry and update checks off everywhere
+    "DO_NOT_TRACK": "true",
+    "MLFLOW_DISABLE_TELEMETRY": "true",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DVC_NO_ANALYTICS": "1",
+    "PREFECT_CLIENT_ENABLE_METRICS": "false",
+}
+
+
+def configure(root: Path) -> None:
+    """Point Prefect at the project's one local server, with its state under .prefect/."""
+    for key, value in _OFFLINE.items():
+        os.environ.setdefault(key, value)
+    os.environ.setdefault("PREFECT_HOME", str((root / ".prefect").resolve()))
+    os.environ.setdefault("PREFECT_API_URL", f"http://127.0.0.1:{PREFECT_PORT}/api")
+    os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
+    os.environ.setdefault("PREFECT_SERVER_API_PORT", str(PREFECT_PORT))
+    os.environ.setdefault("PAPERS_ROOT", str(root.resolve()))
+    os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")

@@ -1,0 +1,112 @@
+"""Run one DVC stage: validate params, open its MLflow run, run its Prefect flow, write outputs.
+
+`python -m stages <paper> <stage>` is the command of every stage in dvc.yaml. The order of
+work matters: the run is opened first so that a failure of any kind (bad params included) is
+recorded as FAILED, and outputs are written to temporary twins and moved into place only on
+success, so DVC never takes a half-written file for a result.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import psutil
+
+from tasks.core import tracking
+from tasks.core.device import resolve_device
+from tasks.core.io import atomic_outputs, path_md5
+from tasks.core.params import ParamsError, active_profile, load_paper_params, read_yaml
+from tasks.core.provenance import git_commit, git_dirty
+from tasks.core.stage import StageContext
+
+from . import server
+from .spec import StageSpec, stage_spec
+
+
+def invocation_id() -> str:
+    """Which pipeline invocation this stage belongs to (one MLflow parent run each).
+
+    `papers run` and `make run` set PAPERS_INVOCATION; under a bare `dvc repro` every stage is
+    a child of the same dvc process, so its pid and start time name the invocation.
+    """
+    if os.environ.get("PAPERS_INVOCATION"):
+        return os.environ["PAPERS_INVOCATION"]
+    for process in psutil.Process().parents():
+        try:
+            args = process.cmdline()
+        except psutil.Error:
+            continue
+        if any(Path(arg).name == "dvc" for arg in args[:2]) or args[1:3] == ["-m", "dvc"]:
+            return f"dvc-{process.pid}-{int(process.create_time())}"
+    return f"process-{os.getpid()}"
+
+
+def input_hashes(root: Path, spec: StageSpec) -> dict[str, str]:
+    """md5 of every declared dep (as dvc.lock records them) and of the declared params values."""
+    hashes = {dep: path_md5(root / dep) for dep in spec.deps if (root / dep).exists()}
+    for file, keys in spec.params.items():
+        data = read_yaml(root / file)
+        values = {key: data.get(key) for key in keys}
+        hashes[f"{file}:{','.join(keys)}"] = hashlib.md5(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()
+    return hashes
+
+
+def combined_hash(hashes: dict[str, str]) -> str:
+    return hashlib.md5(json.dumps(hashes, sort_keys=True).encode()).hexdigest()
+
+
+def run_stage(root: Path, paper: str, stage: str) -> int:
+    """Exit status: 0 done, 2 invalid params, 1 any other failure (run marked FAILED)."""
+    spec = stage_spec(root, paper, stage)
+    flows = importlib.import_module(f"flows.{paper}")
+    profile = str(read_yaml(root / "params.yaml").get("profile"))
+    commit = git_commit(root)
+    hashes = input_hashes(root, spec)
+    tags = {"paper": paper, "stage": stage, "profile": profile, "git_commit": commit,
+            "git_dirty": str(git_dirty(root)).lower(), "device": "unresolved"}
+    tags.update({f"dvc.dep.{name}"[:250]: value for name, value in hashes.items()})
+
+    client = tracking.client_for(root)
+    experiment = tracking.experiment_id(client, paper, root)
+    parent = tracking.parent_run(client, experiment, invocation_id(), tags)
+    run_id, started = tracking.stage_run(client, experiment, parent, combined_hash(hashes), tags)
+    print(f"[{paper}-{stage}] profile={profile} mlflow run {run_id}", flush=True)
+    try:
+        active_profile(root)
+        params = load_paper_params(root, paper, profile, flows.Params)
+        device = resolve_device(getattr(params, "device", "auto"))
+        tracking.set_tags(client, run_id, {"device": device})
+        tracking.log_params(client, run_id, params.model_dump(mode="json"))
+        server.start()
+        targets = [root / out for out in spec.outs]
+        with atomic_outputs(targets) as staged:
+            context = StageContext(root, paper, profile, commit, device,
+                                   {out: staged[root / out] for out in spec.outs})
+            report = flows.STAGES[stage](params, context)
+        tracking.log_metrics(client, run_id, report.metrics, started)
+        for name, values in report.curves.items():
+            tracking.log_curve(client, run_id, name, values, started)
+        tracking.set_tags(client, run_id, report.tags)
+        tracking.log_artifacts(client, run_id, targets, folder="outputs")
+    except ParamsError as error:
+        _fail(client, run_id, parent, str(error))
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except Exception:
+        _fail(client, run_id, parent, traceback.format_exc())
+        traceback.print_exc()
+        return 1
+    tracking.finish(client, run_id, ok=True)
+    tracking.mark_parent(client, parent, ok=True)
+    return 0
+
+
+def _fail(client, run_id: str, parent: str, message: str) -> None:
+    tracking.set_tags(client, run_id, {"error": message[-5000:]})
+    tracking.finish(client, run_id, ok=False)
+    tracking.mark_parent(client, parent, ok=False)

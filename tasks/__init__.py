@@ -1,0 +1,1 @@
+"""The shared task library: algorithms and baselines by domain, free of orchestration."""

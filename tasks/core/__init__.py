@@ -1,0 +1,1 @@
+"""Shared plumbing for every paper: params, seeding, devices, I/O, claims, plots, tracking."""

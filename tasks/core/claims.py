@@ -1,0 +1,56 @@
+"""Claim checks: one shape for every paper's claims.json, and the combined report."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Claim:
+    """A paper's claim checked side by side against its baselines.
+
+    passed is True/False as measured, or None when the profile is too small to decide.
+    """
+
+    id: str
+    statement: str
+    paper_value: str
+    ours: float | None
+    threshold: float | None
+    passed: bool | None
+    details: dict = field(default_factory=dict)
+
+
+def claims_document(paper: str, profile: str, commit: str, claims: list[Claim]) -> dict:
+    return {"paper": paper, "profile": profile, "commit": commit, "claims": [asdict(c) for c in claims]}
+
+
+def status_word(passed: bool | None) -> str:
+    return {True: "pass", False: "FAIL", None: "undecided"}[passed]
+
+
+def _number(value) -> str:
+    return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def claims_rows(document: dict) -> list[tuple[str, ...]]:
+    """(paper, id, statement, paper's figure, ours, threshold, status) per claim."""
+    return [
+        (document["paper"], c["id"], c["statement"], str(c["paper_value"]), _number(c["ours"]),
+         _number(c["threshold"]), status_word(c["passed"]))
+        for c in document["claims"]
+    ]
+
+
+def read_claims(paths: list[Path]) -> list[dict]:
+    return [json.loads(p.read_text()) for p in paths if p.exists()]
+
+
+def claims_markdown(documents: list[dict]) -> str:
+    lines = ["# Claims", "", "| paper | profile | claim | statement | paper's figure | ours | threshold | status |",
+             "|---|---|---|---|---|---|---|---|"]
+    for document in documents:
+        for paper, cid, statement, paper_value, ours, threshold, status in claims_rows(document):
+            lines.append(f"| {paper} | {document['profile']} | {cid} | {statement} | {paper_value} | {ours} | {threshold} | {status} |")
+    return "\n".join(lines) + "\n"

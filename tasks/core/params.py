@@ -1,0 +1,101 @@
+"""Validate a paper's params into typed objects before any work starts.
+
+Each paper declares a pydantic model (extra keys forbidden). A bad key, type or value raises
+ParamsError whose lines read like `se3_sync.default.noise_levels[2]: must be >= 0, got -0.1`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+PROFILES = ("smoke", "default", "full")
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class Params(BaseModel):
+    """Base for every paper's params: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ParamsError(ValueError):
+    """Invalid params; `problems` lists one 'key.path: rule, got value' line per fault."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("invalid params:\n  " + "\n  ".join(problems))
+
+
+def key_path(prefix: str, loc: tuple) -> str:
+    path = prefix
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+_RULES = {
+    "greater_than_equal": "must be >= {ge}",
+    "greater_than": "must be > {gt}",
+    "less_than_equal": "must be <= {le}",
+    "less_than": "must be < {lt}",
+    "too_short": "must have at least {min_length} item(s)",
+    "too_long": "must have at most {max_length} item(s)",
+    "literal_error": "must be one of {expected}",
+    "extra_forbidden": "unknown key",
+    "missing": "required key is missing",
+}
+
+
+def _rule(error: dict) -> str:
+    template = _RULES.get(error["type"])
+    if template is None:
+        return error["msg"][0].lower() + error["msg"][1:]
+    context = {k: f"{v:g}" if isinstance(v, float) else v for k, v in error.get("ctx", {}).items()}
+    return template.format(**context)
+
+
+def validate(model: type[Model], data: Any, prefix: str) -> Model:
+    """Build `model` from `data` or raise ParamsError naming each bad key path."""
+    if not isinstance(data, dict):
+        raise ParamsError([f"{prefix}: must be a mapping, got {data!r}"])
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            line = f"{key_path(prefix, error['loc'])}: {_rule(error)}"
+            if error["type"] != "missing":
+                line += f", got {error['input']!r}"
+            problems.append(line)
+        raise ParamsError(problems) from None
+
+
+def read_yaml(path: Path) -> dict:
+    with open(path) as handle:
+        data = yaml.safe_load(handle) or {}
+    if not isinstance(data, dict):
+        raise ParamsError([f"{path}: must hold a mapping at the top level"])
+    return data
+
+
+def active_profile(root: Path) -> str:
+    """The global `profile` key of the root params.yaml."""
+    profile = read_yaml(root / "params.yaml").get("profile")
+    if profile not in PROFILES:
+        raise ParamsError([f"profile: must be one of {PROFILES}, got {profile!r}"])
+    return profile
+
+
+def load_paper_params(root: Path, paper: str, profile: str, model: type[Model]) -> Model:
+    """Validate `<paper>.<profile>` of stages/<paper>/params.yaml into `model`."""
+    data = read_yaml(root / "stages" / paper / "params.yaml")
+    profiles = data.get(paper)
+    if not isinstance(profiles, dict):
+        raise ParamsError([f"{paper}: required key is missing in stages/{paper}/params.yaml"])
+    if profile not in profiles:
+        raise ParamsError([f"{paper}.{profile}: required key is missing (profiles given: {sorted(profiles)})"])
+    return validate(model, profiles[profile], f"{paper}.{profile}")

@@ -1,0 +1,76 @@
+"""The smoke profile through real DVC, a real Prefect server and a fresh MLflow store."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.conftest import stage_env
+
+pytestmark = pytest.mark.integration
+
+CLAIM_FIELDS = {"id", "statement", "paper_value", "ours", "threshold", "passed", "details"}
+
+
+def dvc(repo, *args, check=True):
+    done = subprocess.run([sys.executable, "-m", "dvc", *args], cwd=repo, env=stage_env(repo),
+                          capture_output=True, text=True, timeout=900)
+    if check:
+        assert done.returncode == 0, f"dvc {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def runs_of(repo, paper="se3_sync"):
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo / 'mlflow' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name(paper)
+    return client.search_runs([experiment.experiment_id], max_results=1000)
+
+
+def test_smoke_repro_outputs_tracking_noop_and_bad_params(repo_copy, prefect_server):
+    dvc(repo_copy, "repro")
+
+    data = repo_copy / "data" / "se3_sync"
+    for name in ("instances", "timing_instances", "runs", "timing.json", "errors.csv", "metrics.json",
+                 "error_vs_noise.csv", "plots/error_vs_noise_geometric.png", "plots/time_vs_n.png"):
+        assert (data / name).exists(), name
+    claims = json.loads((data / "claims.json").read_text())
+    assert (claims["paper"], claims["profile"]) == ("se3_sync", "smoke")
+    assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3"]
+    for claim in claims["claims"]:
+        assert set(claim) == CLAIM_FIELDS
+        assert claim["passed"] is None, "smoke is too small to decide a claim"
+        assert isinstance(claim["ours"], float)
+    assert "| se3_sync | smoke | C1 |" in (repo_copy / "reports" / "claims.md").read_text()
+
+    runs = runs_of(repo_copy)
+    stages = {r.data.tags["stage"]: r for r in runs if r.data.tags.get("kind") == "stage"}
+    parents = [r for r in runs if r.data.tags.get("kind") == "pipeline"]
+    assert set(stages) == {"generate", "solve", "evaluate"}
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    for run in stages.values():
+        tags = run.data.tags
+        assert run.info.status == "FINISHED"
+        assert tags["profile"] == "smoke" and tags["device"] == "cpu" and tags["git_dirty"] in ("true", "false")
+        assert len(tags["git_commit"]) == 40 and tags["mlflow.parentRunId"] == parents[0].info.run_id
+        assert any(k.startswith("dvc.dep.tasks/sync") for k in tags) and "inputs_hash" in tags
+        assert run.data.params["n"] == "20"
+    assert "C1.ours" in stages["evaluate"].data.metrics
+
+    started = time.monotonic()
+    again = dvc(repo_copy, "repro")
+    assert "up to date" in again.stdout.lower() or "didn't change" in again.stdout.lower(), again.stdout
+    assert time.monotonic() - started < 30
+    assert len(runs_of(repo_copy)) == len(runs)
+
+    params = repo_copy / "stages" / "se3_sync" / "params.yaml"
+    params.write_text(params.read_text().replace("noise_levels: [0.05]", "noise_levels: [0.05, 0.1, -0.1]", 1))
+    failed = dvc(repo_copy, "repro", "stages/se3_sync/dvc.yaml", check=False)
+    assert failed.returncode != 0
+    assert "se3_sync.smoke.noise_levels[2]: must be >= 0, got -0.1" in failed.stderr + failed.stdout
+    assert not (data / "instances").exists(), "a failed stage must leave no output for DVC to take"
+    failed_runs = [r for r in runs_of(repo_copy) if r.info.status == "FAILED" and r.data.tags.get("stage") == "generate"]
+    assert failed_runs and "noise_levels[2]" in failed_runs[0].data.tags["error"]

@@ -1,0 +1,65 @@
+"""tasks.core: atomic outputs, hashing, seeds, claims, flattening of params."""
+import json
+
+import pytest
+
+from tasks.core.claims import Claim, claims_document, claims_markdown
+from tasks.core.io import atomic_outputs, path_md5
+from tasks.core.seeding import derive_seed
+from tasks.core.tracking import flatten
+
+
+def test_atomic_outputs_move_into_place_only_on_success(tmp_path):
+    folder, single = tmp_path / "out" / "dir", tmp_path / "out" / "file.json"
+    single.parent.mkdir()
+    single.write_text("old")
+    with atomic_outputs([folder, single]) as staged:
+        staged[folder].mkdir()
+        (staged[folder] / "a.txt").write_text("a")
+        staged[single].write_text("new")
+        assert single.read_text() == "old"
+    assert (folder / "a.txt").read_text() == "a" and single.read_text() == "new"
+    assert sorted(p.name for p in single.parent.iterdir()) == ["dir", "file.json"]
+
+
+def test_atomic_outputs_leave_nothing_on_failure(tmp_path):
+    target = tmp_path / "result.json"
+    with pytest.raises(RuntimeError):
+        with atomic_outputs([target]) as staged:
+            staged[target].write_text("half")
+            raise RuntimeError("stage failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_outputs_refuse_a_missing_declared_output(tmp_path):
+    with pytest.raises(FileNotFoundError, match="did not write its declared output"):
+        with atomic_outputs([tmp_path / "a", tmp_path / "b"]) as staged:
+            staged[tmp_path / "a"].write_text("only a")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_folder_hash_changes_with_content_and_not_with_order(tmp_path):
+    (tmp_path / "x").write_text("1")
+    (tmp_path / "y").write_text("2")
+    first = path_md5(tmp_path)
+    assert first.endswith(".dir") and path_md5(tmp_path) == first
+    (tmp_path / "y").write_text("3")
+    assert path_md5(tmp_path) != first
+
+
+def test_derived_seeds_are_stable_and_distinct():
+    assert derive_seed(0, "geometric", 0.1, 3) == derive_seed(0, "geometric", 0.1, 3)
+    assert len({derive_seed(0, "geometric", 0.1, k) for k in range(100)}) == 100
+
+
+def test_flatten_nests_keys_with_dots():
+    assert flatten({"a": {"b": [1, 2], "c": {"d": 1.5}}, "e": True}) == {"a.b": "[1, 2]", "a.c.d": "1.5", "e": "True"}
+
+
+def test_claims_document_and_markdown():
+    claims = [Claim("C1", "x <= y", "better", 0.98, 1.05, True), Claim("C2", "z", "faster", None, 1.0, None)]
+    document = claims_document("se3_sync", "smoke", "abc", claims)
+    assert set(document["claims"][0]) == {"id", "statement", "paper_value", "ours", "threshold", "passed", "details"}
+    text = claims_markdown([json.loads(json.dumps(document))])
+    assert "| se3_sync | smoke | C1 | x <= y | better | 0.98 | 1.05 | pass |" in text
+    assert "| undecided |" in text

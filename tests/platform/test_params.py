@@ -1,0 +1,54 @@
+"""Params are validated into typed objects; a bad key, type or value is named with its path."""
+import pytest
+
+from flows import se3_sync
+from stages.spec import papers
+from tasks.core.params import PROFILES, ParamsError, active_profile, load_paper_params, read_yaml, validate
+from tests.conftest import ROOT
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("paper", papers(ROOT))
+def test_every_profile_of_every_paper_validates(paper, profile):
+    import importlib
+
+    model = importlib.import_module(f"flows.{paper}").Params
+    assert isinstance(load_paper_params(ROOT, paper, profile, model), model)
+
+
+def default_profile() -> dict:
+    return read_yaml(ROOT / "stages" / "se3_sync" / "params.yaml")["se3_sync"]["default"]
+
+
+def problems(data: dict) -> list[str]:
+    with pytest.raises(ParamsError) as raised:
+        validate(se3_sync.Params, data, "se3_sync.default")
+    return raised.value.problems
+
+
+def test_negative_noise_level_names_key_rule_and_value():
+    data = default_profile() | {"noise_levels": [0.02, 0.05, -0.1]}
+    assert problems(data) == ["se3_sync.default.noise_levels[2]: must be >= 0, got -0.1"]
+
+
+def test_unknown_key_wrong_type_and_missing_key_are_all_reported():
+    data = default_profile() | {"nodes": 5, "seeds": "ten"}
+    data.pop("p")
+    found = problems(data)
+    assert "se3_sync.default.nodes: unknown key, got 5" in found
+    assert any(line.startswith("se3_sync.default.seeds: ") and line.endswith("got 'ten'") for line in found)
+    assert "se3_sync.default.p: required key is missing" in found
+
+
+def test_nested_key_path_and_literal_rule():
+    data = default_profile() | {"methods": ["dqgpm", "sdp"]}
+    data["scans"] = dict(data["scans"], n_scans=2)
+    found = problems(data)
+    assert "se3_sync.default.scans.n_scans: must be >= 3, got 2" in found
+    assert any(line.startswith("se3_sync.default.methods[1]: must be one of") for line in found)
+
+
+def test_unknown_profile_is_refused(tmp_path):
+    (tmp_path / "params.yaml").write_text("profile: huge\n")
+    with pytest.raises(ParamsError, match=r"profile: must be one of \('smoke', 'default', 'full'\), got 'huge'"):
+        active_profile(tmp_path)
