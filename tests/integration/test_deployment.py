@@ -1,0 +1,42 @@
+"""prefect.yaml deploys a paper's pipeline to the local server; a process worker runs it to completion."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import stage_env
+
+pytestmark = pytest.mark.integration
+
+PREFECT = str(Path(sys.executable).with_name("prefect"))
+PAPERS = str(Path(sys.executable).with_name("papers"))
+
+
+def run(repo, *command, timeout=600):
+    done = subprocess.run(list(command), cwd=repo, env=stage_env(repo), capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def test_se3_sync_deployment_runs_on_a_process_worker(repo_copy, prefect_server):
+    # Deploy under test names so a developer's own deployment and work pool are left alone.
+    prefect_yaml = repo_copy / "prefect.yaml"
+    prefect_yaml.write_text(prefect_yaml.read_text().replace("se3_sync-pipeline", "se3_sync-pipeline-test")
+                            .replace("papers-process", "papers-test-process"))
+    run(repo_copy, PREFECT, "work-pool", "create", "papers-test-process", "--type", "process", "--overwrite")
+    run(repo_copy, PREFECT, "--no-prompt", "deploy", "--name", "se3_sync-pipeline-test")
+    try:
+        started = run(repo_copy, PREFECT, "deployment", "run", "reproduce-paper/se3_sync-pipeline-test")
+        flow_run_id = re.search(r"UUID:\s*([0-9a-f-]{36})", started).group(1)
+        run(repo_copy, PREFECT, "worker", "start", "--pool", "papers-test-process", "--run-once", timeout=900)
+        inspected = run(repo_copy, PREFECT, "flow-run", "inspect", flow_run_id)
+        assert re.search(r"state_type=StateType\.COMPLETED|'type': 'COMPLETED'|COMPLETED", inspected), inspected
+        assert (repo_copy / "data" / "se3_sync" / "claims.json").exists()
+        assert (repo_copy / "stages" / "se3_sync" / "dvc.lock").exists()
+    finally:
+        subprocess.run([PREFECT, "--no-prompt", "deployment", "delete", "reproduce-paper/se3_sync-pipeline-test"],
+                       cwd=repo_copy, env=stage_env(repo_copy), capture_output=True)
