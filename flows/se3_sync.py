@@ -6,7 +6,6 @@ they are not disturbed by each other), evaluate (errors, claims C1-C3, plots).
 """
 from __future__ import annotations
 
-import csv
 import json
 from itertools import product
 from pathlib import Path
@@ -16,18 +15,16 @@ import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from pydantic import Field
-from threadpoolctl import threadpool_limits
 
-from tasks.core.claims import Claim, claims_document
-from tasks.core.io import write_json
+from tasks.core.claims import claims_document
+from tasks.core.io import write_csv, write_json
 from tasks.core.params import Params as BaseParams
-from tasks.core.plotting import new_figure, save
 from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
-from tasks.sync import generators, scans
+from tasks.sync import evaluation, generators, plots, scans
 from tasks.sync.methods import METHODS
-from tasks.sync.metrics import pose_errors, summarize
-from tasks.sync.store import Instance, load_instance, load_result, save_instance, save_result
+from tasks.sync.store import Instance, load_instance, save_instance, save_result
+from tasks.sync.timing import time_methods
 
 from .runtime import task_runner
 
@@ -175,22 +172,8 @@ def run_method(instance_path: Path, method: str, options: dict, out_folder: Path
 
 
 @task(cache_policy=NO_CACHE)
-def time_methods(paths: list[Path], methods: list[str], solver: Solver, repeats: int) -> list[dict]:
-    """Wall times, one run at a time (no other task competes for the cores).
-
-    Each method is timed with BLAS on one thread (the claim's setting: OpenBLAS threading on
-    ARPACK's small dense steps slows EIG down erratically, which would weaken the baseline)
-    and with the library default (reported alongside).
-    """
-    rows = []
-    for path, method, threads in product(paths, methods, (1, None)):
-        instance = load_instance(path)
-        with threadpool_limits(limits=threads):
-            times = [METHODS[method](instance.graph, **_solver_options(method, solver)).wall_time for _ in range(repeats)]
-        rows.append({"instance": path.stem, "purpose": instance.meta["purpose"], "n": instance.graph.n,
-                     "edges": len(instance.graph.edges), "method": method, "blas_threads": threads or "default",
-                     "times": times, "median": float(np.median(times))})
-    return rows
+def time_runs(paths: list[Path], methods: list[str], solver: Solver, repeats: int) -> list[dict]:
+    return time_methods(paths, methods, {m: _solver_options(m, solver) for m in methods}, repeats)
 
 
 @flow(name="se3_sync-solve", task_runner=task_runner())
@@ -204,7 +187,7 @@ def solve(params: Params, context: StageContext) -> StageReport:
     summaries = [f.result() for f in futures]
     timing_paths = sorted(context.data(str(DATA / "timing_instances")).glob("*.npz"))
     timing_methods = [m for m in params.methods if m != "chain"]
-    timing = time_methods(timing_paths, timing_methods, params.solver, params.timing.repeats)
+    timing = time_runs(timing_paths, timing_methods, params.solver, params.timing.repeats)
     write_json(context.out(str(DATA / "timing.json")), timing)
 
     first = next(s for s in summaries if s["method"] == "dqgpm" and s["instance"].startswith("geometric"))
@@ -219,143 +202,33 @@ def solve(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- evaluate
 
-def error_rows(instances: list[Path], runs: Path, methods: list[str]) -> list[dict]:
-    rows = []
-    for path in instances:
-        instance = load_instance(path)
-        for method in methods:
-            result = load_result(runs / f"{method}__{path.stem}.npz")
-            rot, trans = pose_errors(result.poses, instance.truth)
-            rows.append({"family": instance.meta["family"], "sigma": instance.meta["sigma"],
-                         "trial": instance.meta["trial"], "method": method, **summarize(rot, trans),
-                         "iterations": result.iterations, "wall_time": result.wall_time})
-    return rows
-
-
-def median_by(rows: list[dict], family: str, method: str, key: str) -> dict[float, float]:
-    """sigma -> median over trials of the per-trial value `key` (spec §5: aggregate by median)."""
-    sigmas = sorted({r["sigma"] for r in rows if r["family"] == family})
-    return {s: float(np.median([r[key] for r in rows if (r["family"], r["method"], r["sigma"]) == (family, method, s)]))
-            for s in sigmas}
-
-
-def _decided(value: bool, params: Params) -> bool | None:
-    return bool(value) if params.decide_claims else None
-
-
-def claim_accuracy(rows: list[dict], params: Params) -> Claim:
-    ratios = {}
-    for key in ("rot_median", "trans_median"):
-        dq, eig = median_by(rows, "geometric", "dqgpm", key), median_by(rows, "geometric", "eig", key)
-        spectral = median_by(rows, "geometric", "dq_spectral", key) if "dq_spectral" in params.methods else {}
-        ratios[key] = {f"{s:g}": {"dqgpm": dq[s], "eig": eig[s], "ratio_vs_eig": dq[s] / eig[s] if eig[s] else None,
-                                  "ratio_vs_dq_spectral": dq[s] / spectral[s] if spectral.get(s) else None}
-                       for s in dq}
-    worst = max(v["ratio_vs_eig"] for k in ratios for v in ratios[k].values() if v["ratio_vs_eig"] is not None)
-    return Claim("C1", f"DQGPM median rotation and translation error <= {params.claim_ratio} x EIG at every noise level "
-                 f"(geometric, n={params.n}, p={params.p}, {params.seeds} trials)",
-                 "improves accuracy over matrix-based methods (no number readable)", worst, params.claim_ratio,
-                 _decided(worst <= params.claim_ratio, params), ratios)
-
-
-def median_times(timing: list[dict], purpose: str, threads) -> dict[str, float]:
-    rows = [r for r in timing if r["purpose"] == purpose and r["blas_threads"] == threads]
-    return {m: float(np.median([t for r in rows if r["method"] == m for t in r["times"]])) for m in sorted({r["method"] for r in rows})}
-
-
-def claim_efficiency(timing: list[dict], params: Params) -> Claim:
-    single, default = median_times(timing, "claim", 1), median_times(timing, "claim", "default")
-    ratio = single["dqgpm"] / single["eig"]
-    t = params.timing
-    return Claim("C2", f"DQ pipeline (C build + power method + DQGPM + poses) wall time <= EIG's "
-                 f"(geometric, n={t.n}, p={t.p}, sigma={t.noise}, BLAS on 1 thread, median of {t.seeds}x{t.repeats} runs)",
-                 "faster than matrix-based methods (no number readable)", ratio, 1.0,
-                 _decided(ratio <= 1.0, params),
-                 {"median_wall_time_s_blas_1_thread": single, "median_wall_time_s_blas_default_threads": default,
-                  "ratio_blas_default_threads": default["dqgpm"] / default["eig"]})
-
-
-def claim_registration(rows: list[dict], params: Params) -> Claim:
-    scan_rows = {m: [r for r in rows if r["family"] == "scans" and r["method"] == m] for m in params.methods}
-    medians = {m: {k: float(np.median([r[k] for r in rs])) for k in ("rot_median", "trans_median")}
-               for m, rs in scan_rows.items()}
-    rot_vs_eig = medians["dqgpm"]["rot_median"] / medians["eig"]["rot_median"]
-    trans_vs_eig = medians["dqgpm"]["trans_median"] / medians["eig"]["trans_median"]
-    rot_vs_chain = medians["dqgpm"]["rot_median"] / medians["chain"]["rot_median"] if "chain" in medians else None
-    worst = max(rot_vs_eig, trans_vs_eig)
-    passed = worst <= params.claim_ratio and (rot_vs_chain is None or rot_vs_chain <= 1.0)
-    return Claim("C3", f"multi-scan registration: DQGPM median rotation and translation error <= {params.claim_ratio} x "
-                 f"EIG's, rotation error <= spanning-tree chaining ({params.scans.n_scans} scans, {params.scans.seeds} trials)",
-                 "lower rotation/translation errors than matrix-based methods (no number readable)", worst,
-                 params.claim_ratio, _decided(passed, params),
-                 {"medians": medians, "rot_ratio_vs_eig": rot_vs_eig, "trans_ratio_vs_eig": trans_vs_eig,
-                  "rot_ratio_vs_chain": rot_vs_chain})
-
-
-def plot_error_vs_noise(rows: list[dict], family: str, methods: list[str], path: Path) -> Path:
-    fig, (rot_ax, trans_ax) = new_figure(f"{family}: error vs noise (median over trials of per-node medians)",
-                                         "noise sigma", "rotation error (deg)", logy=True, ncols=2)
-    trans_ax.set_ylabel("translation error (scene units)")
-    for method in methods:
-        rot, trans = median_by(rows, family, method, "rot_median"), median_by(rows, family, method, "trans_median")
-        rot_ax.plot(list(rot), list(rot.values()), marker="o", label=method)
-        trans_ax.plot(list(trans), list(trans.values()), marker="o", label=method)
-    rot_ax.legend()
-    return save(fig, path)
-
-
-def plot_time_vs_n(timing: list[dict], path: Path) -> Path:
-    fig, ax = new_figure("wall time vs n (mean degree fixed, BLAS on 1 thread)", "n", "median wall time (s)",
-                         logx=True, logy=True)
-    for method in sorted({r["method"] for r in timing}):
-        points = sorted((r["n"], r["median"]) for r in timing
-                        if r["method"] == method and r["purpose"] == "curve" and r["blas_threads"] == 1)
-        ns = sorted({n for n, _ in points})
-        ax.plot(ns, [np.median([m for n2, m in points if n2 == n]) for n in ns], marker="o", label=method)
-    ax.legend()
-    return save(fig, path)
-
-
-def plot_convergence(runs: Path, instances: list[Path], path: Path) -> Path:
-    fig, ax = new_figure("DQGPM iterate change per iteration (geometric)", "iteration", "||x_{k+1} - x_k||_2R", logy=True)
-    for instance in [p for p in instances if p.stem.startswith("geometric") and p.stem.endswith("_t0")]:
-        history = load_result(runs / f"dqgpm__{instance.stem}.npz").history
-        ax.plot(range(1, len(history) + 1), history, label=instance.stem.split("_")[1])
-    ax.legend(title="noise")
-    return save(fig, path)
-
-
-def write_csv(path: Path, rows: list[dict]) -> None:
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 @flow(name="se3_sync-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
     instances = sorted(context.data(str(DATA / "instances")).glob("*.npz"))
-    rows = error_rows(instances, context.data(str(DATA / "runs")), params.methods)
+    runs = context.data(str(DATA / "runs"))
+    rows = evaluation.error_rows(instances, runs, params.methods)
     timing = json.loads(context.data(str(DATA / "timing.json")).read_text())
-    claims = [claim_accuracy(rows, params), claim_efficiency(timing, params), claim_registration(rows, params)]
+    t, decide, limit = params.timing, params.decide_claims, params.claim_ratio
+    claims = [
+        evaluation.accuracy_claim(rows, limit, decide, f"geometric, n={params.n}, p={params.p}, {params.seeds} trials"),
+        evaluation.efficiency_claim(timing, decide, f"geometric, n={t.n}, p={t.p}, sigma={t.noise}, BLAS on 1 thread, "
+                                                    f"median of {t.seeds}x{t.repeats} runs"),
+        evaluation.registration_claim(rows, limit, decide, f"{params.scans.n_scans} scans, {params.scans.seeds} trials"),
+    ]
     write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
     write_csv(context.out(str(DATA / "errors.csv")), rows)
-    curve = [{"family": f, "method": m, "sigma": s, "rot_median": rot, "trans_median": median_by(rows, f, m, "trans_median")[s]}
-             for f in ("geometric", "additive") for m in params.methods
-             for s, rot in median_by(rows, f, m, "rot_median").items()]
-    write_csv(context.out(str(DATA / "error_vs_noise.csv")), [  # wide, one column per method, for `dvc plots`
-        {"sigma": s} | {f"{r['method']}_{unit}": r[key] for r in curve if (r["family"], r["sigma"]) == ("geometric", s)
-                        for key, unit in (("rot_median", "rot_deg"), ("trans_median", "trans"))}
-        for s in params.noise_levels])
-    plots = context.out(str(DATA / "plots"))
-    plot_error_vs_noise(rows, "geometric", params.methods, plots / "error_vs_noise_geometric.png")
-    plot_error_vs_noise(rows, "additive", params.methods, plots / "error_vs_noise_additive.png")
-    plot_time_vs_n(timing, plots / "time_vs_n.png")
-    plot_convergence(context.data(str(DATA / "runs")), instances, plots / "dqgpm_convergence.png")
+    curve = evaluation.error_curve(rows, ["geometric", "additive", "scans"], params.methods)
+    write_csv(context.out(str(DATA / "error_vs_noise.csv")), evaluation.wide_curve(curve, "geometric"))
+    folder = context.out(str(DATA / "plots"))
+    plots.plot_error_vs_noise(rows, "geometric", params.methods, folder / "error_vs_noise_geometric.png")
+    plots.plot_error_vs_noise(rows, "additive", params.methods, folder / "error_vs_noise_additive.png")
+    plots.plot_time_vs_n(timing, folder / "time_vs_n.png")
+    plots.plot_convergence(runs, instances, folder / "dqgpm_convergence.png")
+
     metrics = {f"{c.id}.ours": c.ours for c in claims} | {f"{c.id}.passed": float(c.passed) for c in claims if c.passed is not None}
     for row in curve:
-        metrics[f"{row['family']}.{row['method']}.sigma_{row['sigma']:g}.rot_median_deg"] = row["rot_median"]
-        metrics[f"{row['family']}.{row['method']}.sigma_{row['sigma']:g}.trans_median"] = row["trans_median"]
+        prefix = f"{row['family']}.{row['method']}.sigma_{row['sigma']:g}"
+        metrics |= {f"{prefix}.rot_median_deg": row["rot_median"], f"{prefix}.trans_median": row["trans_median"]}
     write_json(context.out(str(DATA / "metrics.json")), metrics)
     return StageReport(metrics=metrics, tags={f"claim.{c.id}": str(c.passed) for c in claims})
 

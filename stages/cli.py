@@ -20,6 +20,7 @@ from .environment import MLFLOW_UI_PORT, configure
 from .report import claims_paths
 from .spec import paper_stages, papers
 
+
 def _root() -> Path:
     """The project in the working directory, else the one this package was installed from."""
     try:
@@ -38,7 +39,7 @@ app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 server_app = typer.Typer(help="The local Prefect server (state under .prefect/).", no_args_is_help=True)
 app.add_typer(server_app, name="server")
 app.add_typer(se3_sync_app, name="se3-sync")
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 160)  # logs and pipes get the full table
 
 
 def claims_table(documents: list[dict], title: str) -> Table:

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import psutil
 
-from tasks.core import tracking
 from tasks.core.device import resolve_device
 from tasks.core.io import atomic_outputs, path_md5
 from tasks.core.params import ParamsError, active_profile, load_paper_params, read_yaml
@@ -26,6 +25,7 @@ from tasks.core.stage import StageContext
 
 from . import server
 from .spec import StageSpec, stage_spec
+from .tracker import Tracker
 
 
 def invocation_id() -> str:
@@ -63,50 +63,39 @@ def combined_hash(hashes: dict[str, str]) -> str:
 def run_stage(root: Path, paper: str, stage: str) -> int:
     """Exit status: 0 done, 2 invalid params, 1 any other failure (run marked FAILED)."""
     spec = stage_spec(root, paper, stage)
-    flows = importlib.import_module(f"flows.{paper}")
+    tracker = Tracker(root)  # MLflow starts up in its own process while this one works
     profile = str(read_yaml(root / "params.yaml").get("profile"))
     commit = git_commit(root)
     hashes = input_hashes(root, spec)
     tags = {"paper": paper, "stage": stage, "profile": profile, "git_commit": commit,
             "git_dirty": str(git_dirty(root)).lower(), "device": "unresolved"}
     tags.update({f"dvc.dep.{name}"[:250]: value for name, value in hashes.items()})
-
-    client = tracking.client_for(root)
-    experiment = tracking.experiment_id(client, paper, root)
-    parent = tracking.parent_run(client, experiment, invocation_id(), tags)
-    run_id, started = tracking.stage_run(client, experiment, parent, combined_hash(hashes), tags)
-    print(f"[{paper}-{stage}] profile={profile} mlflow run {run_id}", flush=True)
+    tracker.open(paper, invocation_id(), combined_hash(hashes), tags)
+    status, error = 0, None
     try:
         active_profile(root)
+        flows = importlib.import_module(f"flows.{paper}")
         params = load_paper_params(root, paper, profile, flows.Params)
-        device = resolve_device(getattr(params, "device", "auto"))
-        tracking.set_tags(client, run_id, {"device": device})
-        tracking.log_params(client, run_id, params.model_dump(mode="json"))
+        # Only papers whose params name a device use torch; the others skip its 1 s import.
+        device = resolve_device(params.device) if hasattr(params, "device") else "cpu"
+        tracker.tags({"device": device})
+        tracker.params(params.model_dump(mode="json"))
         server.start()
         targets = [root / out for out in spec.outs]
         with atomic_outputs(targets) as staged:
-            context = StageContext(root, paper, profile, commit, device,
-                                   {out: staged[root / out] for out in spec.outs})
+            context = StageContext(root, paper, profile, commit, device, {out: staged[root / out] for out in spec.outs})
             report = flows.STAGES[stage](params, context)
-        tracking.log_metrics(client, run_id, report.metrics, started)
+        tracker.metrics(report.metrics)
         for name, values in report.curves.items():
-            tracking.log_curve(client, run_id, name, values, started)
-        tracking.set_tags(client, run_id, report.tags)
-        tracking.log_artifacts(client, run_id, targets, folder="outputs")
-    except ParamsError as error:
-        _fail(client, run_id, parent, str(error))
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+            tracker.curve(name, values)
+        tracker.tags(report.tags)
+        tracker.artifacts(targets, folder="outputs")
+    except ParamsError as invalid:
+        status, error = 2, str(invalid)
+        print(f"error: {invalid}", file=sys.stderr)
     except Exception:
-        _fail(client, run_id, parent, traceback.format_exc())
+        status, error = 1, traceback.format_exc()
         traceback.print_exc()
-        return 1
-    tracking.finish(client, run_id, ok=True)
-    tracking.mark_parent(client, parent, ok=True)
-    return 0
-
-
-def _fail(client, run_id: str, parent: str, message: str) -> None:
-    tracking.set_tags(client, run_id, {"error": message[-5000:]})
-    tracking.finish(client, run_id, ok=False)
-    tracking.mark_parent(client, parent, ok=False)
+    run = tracker.close(ok=status == 0, error=error)
+    print(f"[{paper}-{stage}] {'done' if status == 0 else 'FAILED'}: mlflow run {run['run_id']} (profile {profile})", flush=True)
+    return status

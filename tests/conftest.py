@@ -2,22 +2,17 @@
 from __future__ import annotations
 
 import os
-import shutil
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tasks.core.provenance import copy_project
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-
-
-def project_files(root: Path) -> list[str]:
-    """Tracked and untracked-but-not-ignored files: what a clean clone of this work tree holds."""
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=root,
-                            capture_output=True, text=True, check=True).stdout
-    return [f for f in listed.split("\0") if f and (root / f).is_file()]
 
 
 def stage_env(root: Path) -> dict[str, str]:
@@ -32,15 +27,11 @@ def stage_env(root: Path) -> dict[str, str]:
 @pytest.fixture
 def repo_copy(tmp_path: Path) -> Path:
     """A committed copy of the project (a fresh git repo) with the smoke profile active."""
-    copy = tmp_path / "repo"
-    for name in project_files(ROOT):
-        (copy / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, copy / name)
-    (copy / "params.yaml").write_text((copy / "params.yaml").read_text().replace("profile: default", "profile: smoke"))
-    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com"]
-    subprocess.run(["git", "init", "-q"], cwd=copy, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=copy, check=True)
-    subprocess.run([*git, "commit", "-qm", "copy"], cwd=copy, check=True)
+    copy = copy_project(ROOT, tmp_path / "repo")
+    params = copy / "params.yaml"
+    params.write_text(re.sub(r"(?m)^profile:.*$", "profile: smoke", params.read_text()))
+    subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "commit", "-qam", "smoke", "--allow-empty"],
+                   cwd=copy, check=True)
     return copy
 
 

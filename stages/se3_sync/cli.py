@@ -8,18 +8,13 @@ import numpy as np
 import typer
 from rich.console import Console
 
-from tasks.sync.g2o import G2OFormatError, check_connected, read_g2o, write_g2o
+from tasks.sync.g2o import G2OFormatError, invert_poses, read_g2o, write_g2o
 from tasks.sync.graph import Poses
 from tasks.sync.methods import METHODS
 
 app = typer.Typer(help="SE(3) synchronization on your own pose graphs.", no_args_is_help=True)
 console = Console(stderr=True)
 NAMES = {"dqgpm": "dqgpm", "spectral": "dq_spectral", "eig": "eig", "chain": "chain"}
-
-
-def invert(poses: Poses) -> Poses:
-    R_inv = np.transpose(poses.R, (0, 2, 1))
-    return Poses(R_inv, -np.einsum("nij,nj->ni", R_inv, poses.t))
 
 
 def anchor(estimate_T: Poses, initial_T: Poses) -> Poses:
@@ -41,13 +36,12 @@ def solve(
     if method not in NAMES:
         raise typer.BadParameter(f"must be one of {', '.join(NAMES)}, got {method!r}", param_hint="--method")
     try:
-        loaded = read_g2o(g2o)
-        check_connected(loaded.graph, g2o)
+        loaded = read_g2o(g2o)  # a disconnected graph is refused here, not silently solved
     except (G2OFormatError, OSError) as error:
         console.print(f"[red]error:[/] {error}")
         raise typer.Exit(2) from None
     result = METHODS[NAMES[method]](loaded.graph)
-    poses_T = anchor(invert(result.poses), loaded.poses)  # our G_i = T_i^{-1} (see tasks/sync/g2o.py)
+    poses_T = anchor(invert_poses(result.poses), loaded.T)  # our G_i = T_i^{-1} (see tasks/sync/g2o.py)
     write_g2o(out, loaded.vertex_ids, poses_T, loaded.graph.edges, loaded.graph.Z)
     summary = {"method": NAMES[method], "vertices": loaded.graph.n, "edges": len(loaded.graph.edges),
                "iterations": result.iterations, "time_s": result.wall_time, "out": str(out)}

@@ -51,6 +51,8 @@ def claims_markdown(documents: list[dict]) -> str:
     lines = ["# Claims", "", "| paper | profile | claim | statement | paper's figure | ours | threshold | status |",
              "|---|---|---|---|---|---|---|---|"]
     for document in documents:
-        for paper, cid, statement, paper_value, ours, threshold, status in claims_rows(document):
+        for claim, (paper, cid, statement, paper_value, ours, threshold, status) in zip(document["claims"], claims_rows(document)):
+            if claim["details"].get("setting"):
+                statement += f" ({claim['details']['setting']})"
             lines.append(f"| {paper} | {document['profile']} | {cid} | {statement} | {paper_value} | {ours} | {threshold} | {status} |")
     return "\n".join(lines) + "\n"

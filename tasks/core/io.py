@@ -1,6 +1,7 @@
 """Files: repository root, atomic outputs, JSON, hashing."""
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -53,6 +54,15 @@ def atomic_outputs(targets: list[Path]) -> Iterator[dict[Path, Path]]:
 def write_json(path: Path, data) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, sort_keys=False, default=jsonable) + "\n")
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    """Rows of equal keys as CSV with a header (the first row's keys)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def jsonable(value):

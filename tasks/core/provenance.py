@@ -1,6 +1,7 @@
 """Where a result came from: git commit and whether the work tree had uncommitted changes."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,3 +22,20 @@ def git_dirty(root: Path) -> bool:
     """True when tracked files differ from the commit (untracked files do not count)."""
     status = _git(root, "status", "--porcelain", "--untracked-files=no")
     return bool(status)
+
+
+def project_files(root: Path) -> list[str]:
+    """Tracked and untracked-but-not-ignored files: what a clean clone of this work tree holds."""
+    listed = _git(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z") or ""
+    return [name for name in listed.split("\0") if name and (root / name).is_file()]
+
+
+def copy_project(root: Path, destination: Path) -> Path:
+    """A committed copy of the project in a fresh git repository (for tests and benchmarks)."""
+    for name in project_files(root):
+        (destination / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, destination / name)
+    identity = ["-c", "user.name=papers", "-c", "user.email=papers@localhost"]
+    for command in (["init", "-q"], ["add", "-A"], [*identity, "commit", "-qm", "copy of the project"]):
+        subprocess.run(["git", *command], cwd=destination, check=True, capture_output=True)
+    return destination

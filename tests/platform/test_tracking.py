@@ -42,3 +42,34 @@ def test_a_failed_stage_marks_its_parent_failed_for_good(tmp_path, monkeypatch):
     tracking.mark_parent(client, parent, ok=True)
     assert client.get_run(run_id).info.status == "FAILED"
     assert client.get_run(parent).info.status == "FAILED"
+
+
+def test_companion_marks_the_run_failed_when_the_stage_process_vanishes(tmp_path, monkeypatch):
+    from stages.tracker import Tracker
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    client, experiment = make_client(tmp_path)
+    tracker = Tracker(tmp_path)
+    tracker.open("paper", "inv", "h", TAGS)
+    tracker.metrics({"x": 1.0})
+    tracker.process.stdin.close()  # as if the stage process had been killed
+    assert tracker.process.wait(timeout=60) == 1
+    run = client.search_runs([experiment], "tags.kind = 'stage'")[0]
+    assert run.info.status == "FAILED" and "without closing" in run.data.tags["error"]
+    assert run.data.metrics["x"] == 1.0
+
+
+def test_companion_closes_the_run_and_reports_its_id(tmp_path, monkeypatch):
+    from stages.tracker import Tracker
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    client, _ = make_client(tmp_path)
+    tracker = Tracker(tmp_path)
+    tracker.open("paper", "inv", "h", TAGS)
+    tracker.params({"a": {"b": 1}})
+    tracker.curve("loss", [2.0, 1.0])
+    answer = tracker.close(ok=True)
+    run = client.get_run(answer["run_id"])
+    assert run.info.status == "FINISHED" and run.data.params == {"a.b": "1"}
+    assert [m.value for m in client.get_metric_history(run.info.run_id, "loss")] == [2.0, 1.0]
+    assert client.get_run(answer["parent_id"]).info.status == "FINISHED"

@@ -1,0 +1,1 @@
+"""Performance benchmarks: JSON results under benchmarks/results/, ratios measured in one run."""

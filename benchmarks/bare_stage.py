@@ -1,0 +1,42 @@
+"""The task-library calls of a se3_sync stage in a bare process: no Prefect flow run, no
+MLflow, no validation beyond building the params object. The orchestration benchmark times
+this process against `python -m stages se3_sync <stage>`."""
+from __future__ import annotations
+
+import sys
+import tempfile
+from itertools import product
+from pathlib import Path
+
+from flows import se3_sync
+from tasks.core.io import repo_root, write_json
+from tasks.core.params import load_paper_params
+from tasks.core.stage import StageContext
+from tasks.sync.methods import METHODS
+from tasks.sync.store import load_instance, save_result
+from tasks.sync.timing import time_methods
+
+DATA = Path("data") / "se3_sync"
+
+
+def solve(params: se3_sync.Params, out: Path) -> None:
+    root = repo_root()
+    for path, method in product(sorted((root / DATA / "instances").glob("*.npz")), params.methods):
+        options = se3_sync._solver_options(method, params.solver)
+        save_result(out / f"{method}__{path.stem}.npz", METHODS[method](load_instance(path).graph, **options))
+    timed = [m for m in params.methods if m != "chain"]
+    write_json(out / "timing.json", time_methods(sorted((root / DATA / "timing_instances").glob("*.npz")), timed,
+                                                 {m: se3_sync._solver_options(m, params.solver) for m in timed},
+                                                 params.timing.repeats))
+
+
+def evaluate(params: se3_sync.Params, out: Path) -> None:
+    outputs = {str(DATA / name): out / name for name in ("claims.json", "errors.csv", "error_vs_noise.csv", "plots", "metrics.json")}
+    se3_sync.evaluate.fn(params, StageContext(repo_root(), "se3_sync", "smoke", "bare", "cpu", outputs))
+
+
+if __name__ == "__main__":
+    stage = sys.argv[1]
+    params = load_paper_params(repo_root(), "se3_sync", "smoke", se3_sync.Params)
+    with tempfile.TemporaryDirectory() as folder:
+        {"solve": solve, "evaluate": evaluate}[stage](params, Path(folder))
