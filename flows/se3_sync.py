@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from tasks.core.claims import claims_document
 from tasks.core.io import write_csv, write_json
@@ -84,6 +84,13 @@ class Params(BaseParams):
     claim_ratio: float = Field(gt=0)
     decide_claims: bool
 
+    @field_validator("methods")
+    @classmethod
+    def _claims_need_dqgpm_and_eig(cls, methods: list[str]) -> list[str]:
+        if not {"dqgpm", "eig"} <= set(methods):
+            raise ValueError("must include dqgpm and eig (the claims compare them)")
+        return methods
+
 
 # ---------------------------------------------------------------- generate
 
@@ -126,12 +133,11 @@ def generate(params: Params, context: StageContext) -> StageReport:
         seed = derive_seed(params.seed, "additive", sigma, k)
         meta = {"family": "additive", "seed": seed, "trial": k}
         futures.append(make_additive.submit(accuracy, f"additive_s{sigma:g}_t{k}", additive.n, additive.p, sigma, seed, meta))
-    scan_futures = [
-        make_scans.submit(accuracy, f"scans_t{k}", params.scans.n_scans, params.scans.n_pts, seed,
-                          {"family": "scans", "seed": seed, "trial": k, "sigma": 0.0})
-        for k in range(params.scans.seeds)
-        for seed in [derive_seed(params.seed, "scans", k)]
-    ]
+    scan_futures = []
+    for k in range(params.scans.seeds):
+        seed = derive_seed(params.seed, "scans", k)
+        meta = {"family": "scans", "seed": seed, "trial": k, "sigma": 0.0}
+        scan_futures.append(make_scans.submit(accuracy, f"scans_t{k}", params.scans.n_scans, params.scans.n_pts, seed, meta))
     t = params.timing
     sizes = [(t.n, t.p, "claim")] + [(n, min(1.0, t.mean_degree / (n - 1)), "curve") for n in t.sizes]
     for (n, p, purpose), k in product(sizes, range(t.seeds)):

@@ -52,6 +52,8 @@ _RULES = {
 
 def _rule(error: dict) -> str:
     template = _RULES.get(error["type"])
+    if error["type"] == "value_error":  # a model's own validator: its message is the rule
+        return str(error["ctx"]["error"])
     if template is None:
         return error["msg"][0].lower() + error["msg"][1:]
     context = {k: f"{v:g}" if isinstance(v, float) else v for k, v in error.get("ctx", {}).items()}

@@ -48,6 +48,12 @@ def test_nested_key_path_and_literal_rule():
     assert any(line.startswith("se3_sync.default.methods[1]: must be one of") for line in found)
 
 
+def test_a_papers_own_rule_reads_like_the_others():
+    data = default_profile() | {"methods": ["dqgpm", "chain"]}
+    assert problems(data) == ["se3_sync.default.methods: must include dqgpm and eig (the claims compare them), "
+                              "got ['dqgpm', 'chain']"]
+
+
 def test_unknown_profile_is_refused(tmp_path):
     (tmp_path / "params.yaml").write_text("profile: huge\n")
     with pytest.raises(ParamsError, match=r"profile: must be one of \('smoke', 'default', 'full'\), got 'huge'"):

@@ -1,0 +1,38 @@
+"""The `papers` command as a user meets it, in a throwaway copy of the project."""
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import stage_env
+
+PAPERS = str(Path(sys.executable).with_name("papers"))
+
+
+def papers(repo, *args):
+    return subprocess.run([PAPERS, *args], cwd=repo, env=stage_env(repo), capture_output=True, text=True, timeout=120)
+
+
+def test_list_shows_papers_and_stages_before_any_run(repo_copy):
+    done = papers(repo_copy, "list")
+    assert done.returncode == 0, done.stderr
+    assert "se3_sync" in done.stdout and "generate -> solve -> evaluate" in done.stdout and "not run" in done.stdout
+
+
+def test_report_without_claims_says_what_to_do(repo_copy):
+    done = papers(repo_copy, "report")
+    assert done.returncode == 0 and "papers run" in done.stdout
+
+
+def test_run_refuses_unknown_paper_and_profile_before_doing_anything(repo_copy):
+    unknown = papers(repo_copy, "run", "nope")
+    assert unknown.returncode == 2 and "unknown paper 'nope'" in unknown.stderr
+    bad_profile = papers(repo_copy, "run", "se3_sync", "--profile", "huge")
+    assert bad_profile.returncode == 2 and "huge" in bad_profile.stderr
+    assert "profile: smoke" in (repo_copy / "params.yaml").read_text()
+    assert not (repo_copy / "data" / "se3_sync" / "instances").exists()
+
+
+def test_stage_entry_names_unknown_stage(repo_copy):
+    done = subprocess.run([sys.executable, "-m", "stages", "se3_sync", "train"], cwd=repo_copy, env=stage_env(repo_copy),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "unknown stage 'train' of se3_sync (stages: generate, solve, evaluate)" in done.stderr
