@@ -123,12 +123,18 @@ def ui(detach: bool = typer.Option(False, help="Leave the MLflow UI running in t
 
     server.start()
     command = [str(Path(sys.executable).with_name("mlflow")), "ui", "--backend-store-uri", tracking_uri(ROOT),
-               "--host", "127.0.0.1", "--port", str(MLFLOW_UI_PORT)]
-    mlflow_ui = subprocess.Popen(command, cwd=ROOT, start_new_session=detach)
-    urls()
+               "--host", "127.0.0.1", "--port", str(MLFLOW_UI_PORT), "--workers", "1"]
     if detach:
-        console.print(f"MLflow UI pid {mlflow_ui.pid}")
+        log = ROOT / "mlflow" / "ui.log"
+        log.parent.mkdir(exist_ok=True)
+        with open(log, "a") as handle:
+            mlflow_ui = subprocess.Popen(command, cwd=ROOT, start_new_session=True, stdout=handle, stderr=subprocess.STDOUT)
+        urls()
+        console.print(f"MLflow UI running in the background (pid {mlflow_ui.pid}, log {log.relative_to(ROOT)}); "
+                      f"stop it with `kill {mlflow_ui.pid}`")
         return
+    mlflow_ui = subprocess.Popen(command, cwd=ROOT)
+    urls()
     console.print("Ctrl-C stops the MLflow UI (the Prefect server keeps running: `papers server stop`).")
     try:
         mlflow_ui.wait()

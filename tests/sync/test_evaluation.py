@@ -46,3 +46,15 @@ def test_wide_curve_has_one_column_per_method():
     data = rows("geometric", {("eig", 0.1): [1.0], ("dqgpm", 0.1): [2.0]})
     wide = wide_curve(error_curve(data, ["geometric"], ["dqgpm", "eig"]), "geometric")
     assert wide == [{"sigma": 0.1, "dqgpm_rot_deg": 2.0, "dqgpm_trans": 0.2, "eig_rot_deg": 1.0, "eig_trans": 0.1}]
+
+
+def test_same_seed_gives_byte_identical_instance_files(tmp_path):
+    """DVC compares outputs by hash: regenerating with the same params must not look like new data."""
+    from tasks.sync.generators import geometric
+    from tasks.sync.store import Instance, load_instance, save_instance
+
+    for name in ("a", "b"):
+        graph, truth = geometric(15, 0.5, 0.1, 0.1, seed=3)
+        save_instance(tmp_path / f"{name}.npz", Instance(graph, truth, {"family": "geometric", "sigma": 0.1}))
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+    assert load_instance(tmp_path / "a.npz").meta == {"family": "geometric", "sigma": 0.1}
