@@ -1,7 +1,7 @@
 """Task-runner choice is a setting, not a code change.
 
-PAPERS_TASK_RUNNER = thread (default: numpy/scipy release the GIL, and tasks share memory),
-process (CPU-bound Python loops), or dask (prefect-dask; PAPERS_DASK_ADDRESS names a running
+PAPERS_TASK_RUNNER = thread (numpy/scipy release the GIL, and tasks share memory), process
+(CPU-bound work that holds the GIL, such as SCIP solves), or dask (prefect-dask; PAPERS_DASK_ADDRESS names a running
 scheduler for sweeps over several machines, else a local cluster is started).
 PAPERS_MAX_WORKERS caps threads/processes (default: the machine's cores).
 """
@@ -12,8 +12,9 @@ import os
 RUNNERS = ("thread", "process", "dask")
 
 
-def task_runner():
-    kind = os.environ.get("PAPERS_TASK_RUNNER", "thread")
+def task_runner(default: str = "thread"):
+    """The runner PAPERS_TASK_RUNNER names, else `default` (a flow's own best choice)."""
+    kind = os.environ.get("PAPERS_TASK_RUNNER", default)
     workers = int(os.environ.get("PAPERS_MAX_WORKERS", os.cpu_count() or 1))
     if kind == "thread":
         from prefect.task_runners import ThreadPoolTaskRunner

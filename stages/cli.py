@@ -9,13 +9,13 @@ import uuid
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from tasks.core.claims import claims_rows, read_claims, status_word
 from tasks.core.io import repo_root
 from tasks.core.params import PROFILES
 
+from .console import console as make_console
 from .environment import MLFLOW_UI_PORT, configure
 from .report import claims_paths
 from .spec import paper_stages, papers
@@ -33,13 +33,15 @@ ROOT = _root()
 configure(ROOT)
 
 from . import server  # noqa: E402  (reads the environment configure() set)
+from .mip_early_stop.cli import app as mip_app  # noqa: E402
 from .se3_sync.cli import app as se3_sync_app  # noqa: E402
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 server_app = typer.Typer(help="The local Prefect server (state under .prefect/).", no_args_is_help=True)
 app.add_typer(server_app, name="server")
 app.add_typer(se3_sync_app, name="se3-sync")
-console = Console(width=None if sys.stdout.isatty() else 160)  # logs and pipes get the full table
+app.add_typer(mip_app, name="mip")
+console = make_console()
 
 
 def claims_table(documents: list[dict], title: str) -> Table:

@@ -17,6 +17,7 @@ _OFFLINE = {  # no internet here: telemetry and update checks off everywhere
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "DVC_NO_ANALYTICS": "1",
     "PREFECT_CLIENT_ENABLE_METRICS": "false",
+    "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
 }
 
 

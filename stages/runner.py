@@ -90,6 +90,8 @@ def run_stage(root: Path, paper: str, stage: str) -> int:
             tracker.curve(name, values)
         tracker.tags(report.tags)
         tracker.artifacts(targets, folder="outputs")
+        for name, relative in report.models.items():
+            tracker.register(name, root / relative)
     except ParamsError as invalid:
         status, error = 2, str(invalid)
         print(f"error: {invalid}", file=sys.stderr)

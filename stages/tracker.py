@@ -49,6 +49,9 @@ class Tracker:
     def artifacts(self, paths: list[Path], folder: str) -> None:
         self._send("artifacts", paths=[str(p) for p in paths], folder=folder)
 
+    def register(self, name: str, path: Path) -> None:
+        self._send("register", name=name, path=str(path))
+
     def close(self, ok: bool, error: str | None = None) -> dict:
         """Finish the run FINISHED or FAILED; returns {'run_id', 'parent_id'}; raises if tracking failed."""
         self._send("close", ok=ok, error=error)
@@ -85,6 +88,8 @@ def serve(root: Path) -> int:
             tracking.log_curve(client, run_id, request["name"], request["values"], started)
         elif op == "artifacts":
             tracking.log_artifacts(client, run_id, [Path(p) for p in request["paths"]], folder=request["folder"])
+        elif op == "register":
+            tracking.register_model(client, run_id, request["name"], Path(request["path"]))
         elif op == "close":
             if request["error"]:
                 tracking.set_tags(client, run_id, {"error": request["error"][-5000:]})

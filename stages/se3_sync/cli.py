@@ -6,14 +6,15 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich.console import Console
 
 from tasks.sync.g2o import G2OFormatError, invert_poses, read_g2o, write_g2o
 from tasks.sync.graph import Poses
 from tasks.sync.methods import METHODS
 
+from ..console import console as make_console
+
 app = typer.Typer(help="SE(3) synchronization on your own pose graphs.", no_args_is_help=True)
-console = Console(stderr=True)
+console = make_console(stderr=True)
 NAMES = {"dqgpm": "dqgpm", "spectral": "dq_spectral", "eig": "eig", "chain": "chain"}
 
 
@@ -48,5 +49,5 @@ def solve(
     if as_json:
         print(json.dumps(summary))
     else:
-        Console().print(f"{summary['method']}: {summary['vertices']} poses, {summary['edges']} edges, "
+        make_console().print(f"{summary['method']}: {summary['vertices']} poses, {summary['edges']} edges, "
                         f"{summary['iterations']} iterations, {summary['time_s']:.4f} s -> {out}")

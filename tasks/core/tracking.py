@@ -125,3 +125,31 @@ def mark_parent(client: MlflowClient, parent: str, ok: bool) -> None:
     """A pipeline run reads FINISHED after each successful stage, FAILED for good once any fails."""
     if client.get_run(parent).info.status != "FAILED":
         finish(client, parent, ok)
+
+
+def register_model(client: MlflowClient, run_id: str, name: str, path: Path) -> str:
+    """Log `path` under models/<name> of the run and register it as a new version of `name`."""
+    from mlflow.exceptions import MlflowException
+
+    client.log_artifact(run_id, str(path), artifact_path=f"models/{name}")
+    try:
+        client.create_registered_model(name)
+    except MlflowException:  # already registered: add a version
+        pass
+    source = f"{client.get_run(run_id).info.artifact_uri}/models/{name}"
+    return client.create_model_version(name, source, run_id).version
+
+
+def registered_model_file(client: MlflowClient, reference: str, destination: Path) -> Path:
+    """Download the file of a registered model, `name` (latest version) or `name/version`."""
+    name, _, version = reference.partition("/")
+    versions = client.search_model_versions(f"name = '{name}'")
+    if not versions:
+        raise FileNotFoundError(f"no file and no registered model named {name!r}")
+    chosen = max(versions, key=lambda v: int(v.version)) if not version else next(
+        (v for v in versions if v.version == version), None)
+    if chosen is None:
+        raise FileNotFoundError(f"registered model {name!r} has no version {version!r} (versions: "
+                                f"{sorted(int(v.version) for v in versions)})")
+    folder = Path(client.download_artifacts(chosen.run_id, f"models/{name}", str(destination)))
+    return next(p for p in sorted(folder.rglob("*")) if p.is_file())

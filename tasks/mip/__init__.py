@@ -1,0 +1,1 @@
+"""Learned early stopping for MIP solvers (SCIP via pyscipopt) with a conformal guarantee."""

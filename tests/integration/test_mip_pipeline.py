@@ -1,0 +1,66 @@
+"""The mip_early_stop smoke profile end to end, then `papers mip stop` on its outputs."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.conftest import stage_env
+from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+
+pytestmark = pytest.mark.integration
+
+PAPERS = str(Path(sys.executable).with_name("papers"))
+
+
+def papers(repo, *args):
+    return subprocess.run([PAPERS, *args], cwd=repo, env=stage_env(repo), capture_output=True, text=True, timeout=300)
+
+
+def test_smoke_pipeline_and_stopping_a_users_file(repo_copy, prefect_server):
+    dvc(repo_copy, "repro", "stages/mip_early_stop/dvc.yaml")
+
+    data = repo_copy / "data" / "mip_early_stop"
+    for name in ("instances/instances.json", "trajectories/mis/test", "baselines/bestsol1/gisp", "models/mis.pt",
+                 "stoppers/gisp.pt", "calibration.json", "results.csv", "online.csv", "metrics.json",
+                 "plots/mis_coverage.png", "plots/gisp_time_saving.png", "plots/mis_gaps.png"):
+        assert (data / name).exists(), name
+    claims = json.loads((data / "claims.json").read_text())
+    assert [c["id"] for c in claims["claims"]] == [f"C{i}-{f}" for f in ("mis", "gisp") for i in (1, 2, 3)]
+    assert all(set(c) == CLAIM_FIELDS and c["passed"] is None for c in claims["claims"])
+    online = (data / "online.csv").read_text().splitlines()
+    assert len(online) == 1 + 4 and all(line.split(",")[4] == "True" for line in online[1:]), "replay and online agree"
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("mip_early_stop")
+    stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
+    assert set(stages) == {"generate", "solve", "train", "calibrate", "evaluate"}
+    assert all(r.info.status == "FINISHED" for r in stages.values())
+    assert len(client.get_metric_history(stages["train"].info.run_id, "train_loss.mis")) >= 2
+    assert client.search_model_versions("name = 'mip_early_stop-mis'")
+
+    mis = data / "instances" / "mis" / "test" / "mis_test_0000.mps"
+    done = papers(repo_copy, "mip", "stop", str(mis), "--stopper", "mip_early_stop-mis", "--alpha", "0.3", "--json",
+                  "--sol", str(repo_copy / "out.sol"))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert set(summary) >= {"objective", "dual_bound", "stopped_early", "solve_time_s", "status", "time_saved_s"}
+    assert summary["status"] in ("userinterrupt", "optimal", "gaplimit")
+    assert summary["objective"] <= summary["dual_bound"] + 1e-6, "a maximization incumbent never beats its dual bound"
+    assert "objective value:" in (repo_copy / "out.sol").read_text()
+
+    gisp = data / "instances" / "gisp" / "test" / "gisp_test_0000.mps"
+    refused = papers(repo_copy, "mip", "stop", str(gisp), "--stopper", str(data / "stoppers" / "mis.pt"))
+    assert refused.returncode == 2 and "trained for family 'mis'" in refused.stderr and "--force" in refused.stderr
+    forced = papers(repo_copy, "mip", "stop", str(gisp), "--stopper", str(data / "stoppers" / "mis.pt"), "--force",
+                    "--no-compare", "--json")
+    assert forced.returncode == 0 and json.loads(forced.stdout)["family"] == "mis"
+
+    bad = repo_copy / "bad.mps"
+    bad.write_text("this is not a MIP\n")
+    unreadable = papers(repo_copy, "mip", "stop", str(bad), "--stopper", str(data / "stoppers" / "mis.pt"))
+    assert unreadable.returncode == 2 and "bad.mps" in unreadable.stderr and "SCIP" in unreadable.stderr
