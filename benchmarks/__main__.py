@@ -1,7 +1,8 @@
 """`python -m benchmarks` (or `make benchmark`): every benchmark, JSON under benchmarks/results/."""
-from . import mip_early_stop, orchestration, se3_sync_speed
+from . import mip_early_stop, neural_qaoa2, orchestration, se3_sync_speed
 
 if __name__ == "__main__":
     se3_sync_speed.main()
     mip_early_stop.main()
+    neural_qaoa2.main()
     orchestration.main()

@@ -182,7 +182,7 @@ def train(params: Params, context: StageContext) -> StageReport:
         save_model(models / f"{family.name}.pt", model, normalizer,
                    {"family": family.name, "eps_a": eps_a, "sample_dt": params.sample_dt, "hidden": net.hidden,
                     "layers": net.layers})
-        curves[f"train_loss.{family.name}"] = [loss for _, loss in curve]
+        curves[f"train_loss.{family.name}"] = curve  # (step, minibatch loss) pairs
         rows += [{"family": family.name, "step": step, "loss": loss} for step, loss in curve]
         metrics[f"{family.name}.final_loss"] = curve[-1][1]
         metrics[f"{family.name}.eps_a"] = eps_a

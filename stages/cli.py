@@ -34,6 +34,7 @@ configure(ROOT)
 
 from . import server  # noqa: E402  (reads the environment configure() set)
 from .mip_early_stop.cli import app as mip_app  # noqa: E402
+from .neural_qaoa2.cli import app as qaoa2_app  # noqa: E402
 from .se3_sync.cli import app as se3_sync_app  # noqa: E402
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
@@ -41,6 +42,7 @@ server_app = typer.Typer(help="The local Prefect server (state under .prefect/).
 app.add_typer(server_app, name="server")
 app.add_typer(se3_sync_app, name="se3-sync")
 app.add_typer(mip_app, name="mip")
+app.add_typer(qaoa2_app, name="qaoa2")
 console = make_console()
 
 

@@ -57,10 +57,10 @@ def write_json(path: Path, data) -> None:
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
-    """Rows of equal keys as CSV with a header (the first row's keys)."""
+    """Rows as CSV; the header is every key in order of first appearance (missing cells empty)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(handle, fieldnames=list(dict.fromkeys(key for row in rows for key in row)))
         writer.writeheader()
         writer.writerows(rows)
 

@@ -30,10 +30,10 @@ class StageContext:
 
 @dataclass
 class StageReport:
-    """metrics: scalars; curves: name -> values by step; tags: extra run tags; models: registered
+    """metrics: scalars; curves: name -> values by step (or (step, value) pairs); tags: extra run tags; models: registered
     model name -> a file among the stage's outputs (logged and registered in MLflow's registry)."""
 
     metrics: dict[str, float] = field(default_factory=dict)
-    curves: dict[str, list[float]] = field(default_factory=dict)
+    curves: dict[str, list] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)

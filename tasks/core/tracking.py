@@ -100,7 +100,9 @@ def log_metrics(client: MlflowClient, run_id: str, values: dict[str, float], tim
 
 
 def log_curve(client: MlflowClient, run_id: str, name: str, values, timestamp: int) -> None:
-    metrics = [Metric(name, float(v), timestamp, step) for step, v in enumerate(values)]
+    """values: one per step 0, 1, ..., or (step, value) pairs where steps are sparse."""
+    pairs = [tuple(v) if isinstance(v, (list, tuple)) else (step, v) for step, v in enumerate(values)]
+    metrics = [Metric(name, float(v), timestamp, int(step)) for step, v in pairs]
     for start in range(0, len(metrics), MAX_BATCH):
         client.log_batch(run_id, metrics=metrics[start:start + MAX_BATCH])
 

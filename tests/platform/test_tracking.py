@@ -68,8 +68,10 @@ def test_companion_closes_the_run_and_reports_its_id(tmp_path, monkeypatch):
     tracker.open("paper", "inv", "h", TAGS)
     tracker.params({"a": {"b": 1}})
     tracker.curve("loss", [2.0, 1.0])
+    tracker.curve("sparse", [(1, 5.0), (10, 4.0)])
     answer = tracker.close(ok=True)
     run = client.get_run(answer["run_id"])
     assert run.info.status == "FINISHED" and run.data.params == {"a.b": "1"}
     assert [m.value for m in client.get_metric_history(run.info.run_id, "loss")] == [2.0, 1.0]
+    assert [(m.step, m.value) for m in client.get_metric_history(run.info.run_id, "sparse")] == [(1, 5.0), (10, 4.0)]
     assert client.get_run(answer["parent_id"]).info.status == "FINISHED"
