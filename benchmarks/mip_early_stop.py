@@ -13,6 +13,7 @@ from time import perf_counter
 
 import numpy as np
 
+from tasks.core.device import single_torch_thread
 from tasks.mip import generators, solver
 from tasks.mip.conformal import time_to_eps
 from tasks.mip.stopper import NetworkStopper
@@ -31,9 +32,7 @@ def plain_solve_seconds(path: Path, seed: int) -> float:
 
 
 def main() -> dict:
-    import torch
-
-    torch.set_num_threads(1)
+    single_torch_thread()
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for seed in range(INSTANCES):

@@ -17,6 +17,7 @@ from prefect.cache_policies import NO_CACHE
 from pydantic import Field, model_validator
 
 from tasks.core.claims import claims_document
+from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.params import Params as BaseParams
 from tasks.core.seeding import derive_seed
@@ -78,13 +79,6 @@ class Params(BaseParams):
     min_coverage_mean: float = Field(ge=0, le=1)
     decide_claims: bool
     device: str = "auto"
-
-
-def one_torch_thread() -> None:
-    """A small LSTM run one sample or one batch at a time: more threads only add synchronisation."""
-    import torch
-
-    torch.set_num_threads(1)
 
 
 def instance_dir(root_or_tmp: Path, family: str, split: str) -> Path:
@@ -167,7 +161,7 @@ def loss_scale(family: Family, trajectories) -> float:
 
 @flow(name="mip_early_stop-train", task_runner=task_runner())
 def train(params: Params, context: StageContext) -> StageReport:
-    one_torch_thread()
+    single_torch_thread()
     trajectories = context.data(str(DATA / "trajectories"))
     models = context.out(str(DATA / "models"))
     models.mkdir(parents=True)
@@ -194,7 +188,7 @@ def train(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="mip_early_stop-calibrate", task_runner=task_runner())
 def calibrate(params: Params, context: StageContext) -> StageReport:
-    one_torch_thread()
+    single_torch_thread()
     trajectories = context.data(str(DATA / "trajectories"))
     stoppers = context.out(str(DATA / "stoppers"))
     stoppers.mkdir(parents=True)
@@ -222,7 +216,7 @@ def calibrate(params: Params, context: StageContext) -> StageReport:
 @task(cache_policy=NO_CACHE)
 def resolve_online(mps: Path, family: str, stopper_path: Path, settings: dict) -> dict:
     """Re-solve with the network stopping SCIP from inside the event handler (interruptSolve)."""
-    one_torch_thread()
+    single_torch_thread()
     stopper = NetworkStopper.load(stopper_path)
     trajectory, _ = solver.solve(mps, family=family, bound=solver.BOUNDS[family], stopper=stopper, **settings)
     return {"instance": mps.stem, "objective": float(trajectory.ub[-1]), "time": trajectory.solve_time,
@@ -231,7 +225,7 @@ def resolve_online(mps: Path, family: str, stopper_path: Path, settings: dict) -
 
 @flow(name="mip_early_stop-evaluate", task_runner=task_runner("process"))
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    one_torch_thread()
+    single_torch_thread()
     trajectories = context.data(str(DATA / "trajectories"))
     baselines = context.data(str(DATA / "baselines"))
     calibration = json.loads(context.data(str(DATA / "calibration.json")).read_text())

@@ -18,6 +18,7 @@ from prefect.cache_policies import NO_CACHE
 from pydantic import Field
 
 from tasks.core.claims import claims_document
+from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.params import Params as BaseParams
 from tasks.core.seeding import derive_seed
@@ -179,9 +180,7 @@ def solve(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="neural_qaoa2-train", task_runner=task_runner())
 def train(params: Params, context: StageContext) -> StageReport:
-    import torch
-
-    torch.set_num_threads(1)  # graphs of tens of nodes: more threads only add synchronisation
+    single_torch_thread()
     graphs = context.data(str(DATA / "graphs"))
     samples = dataset.load_samples(context.data(str(DATA / "critic_data.json")), graphs)
     c, g = params.critic, params.generator
@@ -207,9 +206,7 @@ def train(params: Params, context: StageContext) -> StageReport:
 @lru_cache(maxsize=1)
 def neural(path: str, tta_steps: int):
     """The Neural policy of the trained networks, loaded once per worker process."""
-    import torch
-
-    torch.set_num_threads(1)
+    single_torch_thread()
     return evaluation.policy_from_networks(Path(path), tta_steps)
 
 
@@ -233,9 +230,7 @@ def policy_run(graph_path: Path, policy_name: str, seed: int, options: dict, net
 
 @flow(name="neural_qaoa2-evaluate", task_runner=task_runner("process"))
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    import torch
-
-    torch.set_num_threads(1)  # the critic scores held-out runs one small graph at a time
+    single_torch_thread()  # the critic scores held-out runs one small graph at a time
     graphs = context.data(str(DATA / "graphs"))
     networks_path = context.data(str(DATA / "networks.pt"))
     reference = dataset.load_reference(context.data(str(DATA / "reference.json")))

@@ -24,6 +24,12 @@ def stage_env(root: Path) -> dict[str, str]:
     return env
 
 
+def papers(repo: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The `papers` command as a user runs it, in `repo`."""
+    return subprocess.run([str(BIN / "papers"), *args], cwd=repo, env=stage_env(repo), capture_output=True, text=True,
+                          timeout=timeout)
+
+
 @pytest.fixture
 def repo_copy(tmp_path: Path) -> Path:
     """A committed copy of the project (a fresh git repo) with the smoke profile active."""

@@ -13,7 +13,6 @@ from tests.conftest import stage_env
 pytestmark = pytest.mark.integration
 
 PREFECT = str(Path(sys.executable).with_name("prefect"))
-PAPERS = str(Path(sys.executable).with_name("papers"))
 
 
 def run(repo, *command, timeout=600):

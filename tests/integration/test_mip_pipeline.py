@@ -2,23 +2,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.conftest import stage_env
+from tests.conftest import papers
 from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
 
 pytestmark = pytest.mark.integration
-
-PAPERS = str(Path(sys.executable).with_name("papers"))
-
-
-def papers(repo, *args):
-    return subprocess.run([PAPERS, *args], cwd=repo, env=stage_env(repo), capture_output=True, text=True, timeout=300)
 
 
 def test_smoke_pipeline_and_stopping_a_users_file(repo_copy, prefect_server):

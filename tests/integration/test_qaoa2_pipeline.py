@@ -8,7 +8,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from tasks.quantum.instances import brute_force_maxcut, read_edge_list
-from tests.integration.test_mip_pipeline import papers
+from tests.conftest import papers
 from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from tests.platform.test_cli import papers
+from tests.conftest import papers
 
 pytestmark = pytest.mark.integration
 

@@ -1,15 +1,8 @@
 """The `papers` command as a user meets it, in a throwaway copy of the project."""
 import subprocess
 import sys
-from pathlib import Path
 
-from tests.conftest import stage_env
-
-PAPERS = str(Path(sys.executable).with_name("papers"))
-
-
-def papers(repo, *args):
-    return subprocess.run([PAPERS, *args], cwd=repo, env=stage_env(repo), capture_output=True, text=True, timeout=120)
+from tests.conftest import papers, stage_env
 
 
 def test_list_shows_papers_and_stages_before_any_run(repo_copy):
