@@ -255,7 +255,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
         metrics |= {f"{family.name}.{k}": v for k, v in outcome["summary"].items()}
         if online:
             metrics[f"{family.name}.online_replay_agreement"] = float(np.mean([o["agree"] for o in online]))
-        plot_data[family.name] = outcome | {"examples": [(t, model.predict(t)) for t in test[:3]]}
+        plot_data[family.name] = outcome | {"examples": [(t, outcome["predictions"][t.instance]) for t in test[:3]]}
     write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
     write_csv(context.out(str(DATA / "results.csv")), rows)
     write_csv(context.out(str(DATA / "online.csv")), online_rows or [{"family": "", "instance": ""}])

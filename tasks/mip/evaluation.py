@@ -18,10 +18,10 @@ from tasks.core.claims import Claim
 from .conformal import (
     StopOutcome,
     algorithmic_gaps,
+    calibrate,
     conformal_threshold,
     coverage_over_splits,
     quantile_index,
-    score,
     stop_outcome,
     threshold_stop,
     time_limit_stop,
@@ -36,14 +36,14 @@ Predictor = Callable[[Trajectory], np.ndarray]
 
 def calibrate_family(cal: list[Trajectory], predict: Predictor, alpha: float, eps: float, quantile: str) -> dict:
     """tau of the network, of the algorithmic-gap rule (same scores with U - L) and the time limit."""
-    scores = [score(predict(t), t.r, eps) for t in cal]
-    gap_scores = [score(algorithmic_gaps(t), t.r, eps) for t in cal]
+    rs = [t.r for t in cal]
+    tau, scores = calibrate([predict(t) for t in cal], rs, alpha=alpha, eps=eps, method=quantile)
+    tau_gap, gap_scores = calibrate([algorithmic_gaps(t) for t in cal], rs, alpha=alpha, eps=eps, method=quantile)
     times = [time_to_eps(t, eps) for t in cal]
     return {
         "n": len(cal), "alpha": alpha, "epsilon": eps, "quantile": quantile, "j": quantile_index(len(cal), alpha),
-        "network": {"scores": scores, "tau": conformal_threshold(scores, alpha, quantile),
-                    "tau_numpy": conformal_threshold(scores, alpha, "numpy")},
-        "gap_rule": {"scores": gap_scores, "tau": conformal_threshold(gap_scores, alpha, quantile)},
+        "network": {"scores": scores.tolist(), "tau": tau, "tau_numpy": conformal_threshold(scores, alpha, "numpy")},
+        "gap_rule": {"scores": gap_scores.tolist(), "tau": tau_gap},
         "time_limit": {"times": times, "tau": time_limit_threshold(times, alpha)},
     }
 
@@ -89,7 +89,8 @@ def evaluate_family(cal: list[Trajectory], test: list[Trajectory], limits: dict[
     splits = coverage_over_splits([predictions[t.instance] for t in pooled], [t.r for t in pooled],
                                   [t.nsols for t in pooled], alpha=alpha, eps=eps, n_splits=n_splits, seed=seed,
                                   method=quantile)
-    return {"rows": rows, "split_coverages": splits, "summary": summarize(rows, oracle, splits, tau, inference_s)}
+    return {"rows": rows, "split_coverages": splits, "predictions": predictions,
+            "summary": summarize(rows, oracle, splits, tau, inference_s)}
 
 
 def summarize(rows: list[dict], oracle: list[float], splits: list[float], tau: float, inference_s: float) -> dict:

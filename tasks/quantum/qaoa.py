@@ -107,14 +107,18 @@ def expectation_and_gradient(graph_or_table: WeightedGraph | np.ndarray, gamma: 
     return energy, d_gamma, d_beta
 
 
-def optimise(graph: WeightedGraph, gamma: float, beta: float, *, steps: int = 20,
-             lr: float = 0.01) -> tuple[float, float, list[float]]:
-    """Plain gradient descent on E(γ, β) from the given start (PennyLane's GradientDescentOptimizer).
-    Returns the final (γ, β) and history: E before each step and at the end (steps + 1 values)."""
+def _check_descent(steps: int, lr: float) -> None:
     if steps < 0:
         raise ValueError(f"steps must be >= 0, got {steps}")
     if not (lr > 0 and math.isfinite(lr)):
         raise ValueError(f"lr must be a positive finite step size, got {lr}")
+
+
+def optimise(graph: WeightedGraph, gamma: float, beta: float, *, steps: int = 20,
+             lr: float = 0.01) -> tuple[float, float, list[float]]:
+    """Plain gradient descent on E(γ, β) from the given start (PennyLane's GradientDescentOptimizer).
+    Returns the final (γ, β) and history: E before each step and at the end (steps + 1 values)."""
+    _check_descent(steps, lr)
     return _descend(cost_table(graph), gamma, beta, steps, lr)
 
 
@@ -137,10 +141,7 @@ def solve_subgraph(graph: WeightedGraph, params: tuple[float, float], *, steps: 
     gamma, beta = (_check_angle(name, value) for name, value in zip(("params[0] (gamma)", "params[1] (beta)"), params))
     if shots < 1:
         raise ValueError(f"shots must be >= 1, got {shots}")
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
-    if not (lr > 0 and math.isfinite(lr)):
-        raise ValueError(f"lr must be a positive finite step size, got {lr}")
+    _check_descent(steps, lr)
     _check_graph(graph)
     if len(graph.edges) == 0:
         return 0.0, np.zeros(graph.n, dtype=int), (gamma, beta)
