@@ -1,9 +1,10 @@
 """`python -m benchmarks` (or `make benchmark`): every benchmark, JSON under benchmarks/results/."""
-from . import mip_early_stop, neural_qaoa2, optimizer_steps, orchestration, se3_sync_speed
+from . import lbm_speed, mip_early_stop, neural_qaoa2, optimizer_steps, orchestration, se3_sync_speed
 
 if __name__ == "__main__":
     se3_sync_speed.main()
     mip_early_stop.main()
     neural_qaoa2.main()
     optimizer_steps.main()
+    lbm_speed.main()
     orchestration.main()

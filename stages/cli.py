@@ -36,6 +36,7 @@ from . import server  # noqa: E402  (reads the environment configure() set)
 from .mip_early_stop.cli import app as mip_app  # noqa: E402
 from .neural_qaoa2.cli import app as qaoa2_app  # noqa: E402
 from .se3_sync.cli import app as se3_sync_app  # noqa: E402
+from .unidrag.cli import app as cfd_app  # noqa: E402
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 server_app = typer.Typer(help="The local Prefect server (state under .prefect/).", no_args_is_help=True)
@@ -43,6 +44,7 @@ app.add_typer(server_app, name="server")
 app.add_typer(se3_sync_app, name="se3-sync")
 app.add_typer(mip_app, name="mip")
 app.add_typer(qaoa2_app, name="qaoa2")
+app.add_typer(cfd_app, name="cfd")
 console = make_console()
 
 

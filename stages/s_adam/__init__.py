@@ -1,0 +1,1 @@
+"""S-Adam (singularity-aware Adam): dvc.yaml, params.yaml and README of its pipeline."""

@@ -1,0 +1,304 @@
+"""Batched lattice-Boltzmann wind tunnel: B bodies on one grid, one torch tensor [Q, B, *grid].
+
+Coordinates are LATTICE coordinates: node index i sits at coordinate i along each axis; axes
+are (x, z) in 2D and (x, y, z) in 3D, x streamwise, z (last axis) vertical.
+Domain faces: inlet x = 0 (equilibrium at the imposed velocity, sin^2 ramp, and the density of
+column 1), outlet x = NX-1 (equilibrium
+at rho = 1 with the velocity of column NX-2: pressure anchor), top z = NZ-1 (free stream or a
+no-slip wall), bottom z = 0 (moving ground, no-slip wall or free stream), 3D side faces y = 0 and
+y = NY-1 free stream. With a ground/wall, row z = 0 holds wall nodes and the (half-way) wall
+surface lies at z = 0.5; a top wall lies at z = NZ - 1.5.
+A body is an `inside(points [N, D]) -> bool [N]` function in lattice coordinates; nodes where it
+is true (and that are not on a domain face) are solid. Forces come from momentum exchange on the
+body's links only (not on ground or walls).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+
+import numpy as np
+import torch
+
+from tasks.core.device import resolve_device, single_torch_thread
+
+from . import faces
+from .kernels import StepOperators, collide, stream
+from .lattice import get_lattice
+from .links import body_forces, bounce_back, build_links
+
+InsideFunction = Callable[[np.ndarray], np.ndarray]
+
+LATTICES = ("D2Q9", "D3Q19", "D3Q27")
+BOUNCE_BACKS = ("halfway", "bouzidi")
+COLLISIONS = ("bgk", "trt", "regularized")
+GROUNDS = ("moving", "wall", "none")
+TOPS = ("free_stream", "wall")
+INFLOWS = ("uniform", "parabolic")
+DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class LBMSetup:
+    """Everything shared by the bodies of one batch.
+
+    grid: (NX, NZ) for D2Q9, (NX, NY, NZ) for D3Q19/D3Q27.
+    tau or nu (exactly one): BGK relaxation time / lattice viscosity, nu = (tau - 1/2)/3.
+    u_lat: reference velocity in lattice units (free stream; mean velocity for a parabolic inflow,
+        whose maximum is then 1.5 u_lat). Coefficients use q_inf = 0.5 u_lat^2 (rho_inf = 1).
+    steps: time steps; average_steps: the last steps over which forces and fields are averaged.
+    ramp_steps: inlet (and moving-ground) speed ramps as sin^2(pi t / (2 ramp_steps)); 0 = none.
+    bounce_back: body boundary, "halfway" or "bouzidi" (linear interpolated, q by bisection of
+        the inside function; half-way fallback where the second fluid node is missing).
+    collision: "bgk", "trt" (magic parameter 3/16) or "regularized" (regularised BGK).
+    ground: "moving" (half-way wall moving at the ramped free-stream speed), "wall" (no slip) or
+        "none" (free stream, like the top). top: "free_stream" or "wall" (no slip).
+    inflow: "uniform" or "parabolic" (2D channel between bottom and top walls, Schafer-Turek).
+    profile_bins: K bins of the streamwise drag build-up profile.
+    """
+
+    lattice: str = "D2Q9"
+    grid: tuple[int, ...] = (120, 49)
+    tau: float | None = None
+    nu: float | None = None
+    u_lat: float = 0.08
+    steps: int = 1500
+    average_steps: int = 500
+    ramp_steps: int = 0
+    bounce_back: str = "halfway"
+    collision: str = "bgk"
+    ground: str = "moving"
+    top: str = "free_stream"
+    inflow: str = "uniform"
+    profile_bins: int = 32
+    dtype: str = "float32"
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class Body:
+    """One body of a batch.
+
+    inside: vectorised inside test in lattice coordinates (must be picklable, e.g. a module-level
+        function or a dataclass instance, when bodies are spread over worker processes).
+    reference_area: A_ref in cells (2D: frontal height in cells; 3D: frontal area in cells^2);
+        coefficients are F / (0.5 rho_inf u_lat^2 A_ref).
+    profile_x_range: (x_front, x_rear) in lattice x of the K-bin drag build-up profile; a link at
+        x goes to bin floor(K (x - x_front) / (x_rear - x_front)), clipped to [0, K-1].
+        None: the x-extent of the body's solid nodes widened by half a cell.
+    """
+
+    inside: InsideFunction
+    reference_area: float
+    profile_x_range: tuple[float, float] | None = None
+
+
+@dataclass
+class LBMResult:
+    """Per-body outputs (numpy, first axis = body) of one run.
+
+    cd, cl: time-averaged force coefficients [B] (cl: vertical, last axis; 3D also cs: side, y).
+    coefficient_trace: per-step force coefficients [steps, B, D] (x, (y,) z) for convergence checks.
+    drag_profile: cumulative time-averaged drag build-up [B, K]; drag_profile[:, -1] == cd.
+    rho_mean [B, *grid], u_mean [B, D, *grid]: time-averaged density and velocity (lattice units);
+        values on solid nodes are meaningless, sample with tasks.cfd.fields (fluid nodes only).
+    solid: [B, *grid] bool, body nodes (not walls). wall_rows: the z rows that are walls.
+    diverged: [B] bool, a non-finite value appeared. mlups: million node updates per second
+        (all B bodies counted). wall_time_s: seconds of the time loop.
+    """
+
+    cd: np.ndarray
+    cl: np.ndarray
+    cs: np.ndarray | None
+    coefficient_trace: np.ndarray
+    drag_profile: np.ndarray
+    rho_mean: np.ndarray
+    u_mean: np.ndarray
+    solid: np.ndarray
+    wall_rows: tuple[int, ...]
+    diverged: np.ndarray
+    mlups: float
+    wall_time_s: float
+    setup: LBMSetup
+
+
+
+
+def relaxation_time(setup: LBMSetup) -> float:
+    """tau from the setup's tau or nu (nu = (tau - 1/2) / 3)."""
+    return setup.tau if setup.tau is not None else 3 * setup.nu + 0.5
+
+
+def validate_setup(setup: LBMSetup) -> None:
+    """Raise ValueError naming the first bad field of `setup`."""
+    choices = {"lattice": LATTICES, "bounce_back": BOUNCE_BACKS, "collision": COLLISIONS, "ground": GROUNDS,
+               "top": TOPS, "inflow": INFLOWS, "dtype": DTYPES}
+    for name, allowed in choices.items():
+        if getattr(setup, name) not in allowed:
+            raise ValueError(f"{name}: must be one of {', '.join(allowed)}, got {getattr(setup, name)!r}")
+    dim = get_lattice(setup.lattice).dim
+    if len(setup.grid) != dim or min(setup.grid) < 4:
+        raise ValueError(f"grid: must be {dim} sizes >= 4 for {setup.lattice}, got {setup.grid!r}")
+    if (setup.tau is None) == (setup.nu is None):
+        raise ValueError(f"tau/nu: give exactly one, got tau={setup.tau!r}, nu={setup.nu!r}")
+    if not relaxation_time(setup) > 0.5:
+        raise ValueError(f"tau: must be > 0.5 (nu > 0), got tau={setup.tau!r}, nu={setup.nu!r}")
+    if not 0 < setup.u_lat < 0.4:
+        raise ValueError(f"u_lat: must be in (0, 0.4), got {setup.u_lat!r}")
+    if setup.steps < 1 or not 1 <= setup.average_steps <= setup.steps:
+        raise ValueError(f"average_steps: must be in [1, steps={setup.steps}], got {setup.average_steps!r}")
+    if setup.ramp_steps < 0 or setup.profile_bins < 1:
+        raise ValueError(f"ramp_steps/profile_bins: must be >= 0 / >= 1, got {setup.ramp_steps!r}/"
+                         f"{setup.profile_bins!r}")
+    if setup.inflow == "parabolic" and (dim != 2 or setup.ground != "wall" or setup.top != "wall"):
+        raise ValueError("inflow: 'parabolic' needs a 2D lattice with ground='wall' and top='wall', got "
+                         f"{setup.lattice}, ground={setup.ground!r}, top={setup.top!r}")
+
+
+def node_coordinates(grid: Sequence[int]) -> np.ndarray:
+    """[prod(grid), D] lattice coordinates of all nodes, in C order."""
+    axes = np.meshgrid(*(np.arange(n, dtype=float) for n in grid), indexing="ij")
+    return np.stack([a.ravel() for a in axes], axis=1)
+
+
+def voxelize(bodies: Sequence[Body], grid: Sequence[int]) -> np.ndarray:
+    """Solid nodes [B, *grid] of each body, off the domain faces (faces are boundary conditions)."""
+    points = node_coordinates(grid)
+    interior = np.zeros(grid, dtype=bool)
+    interior[tuple(slice(1, n - 1) for n in grid)] = True
+    return np.stack([np.asarray(b.inside(points), dtype=bool).reshape(grid) & interior for b in bodies])
+
+
+def _broadcast_velocity(u: torch.Tensor, dim: int) -> torch.Tensor:
+    """[D] or [D, NZ] -> broadcastable to [D, B, *face]."""
+    return u.view(dim, *([1] * dim)) if u.dim() == 1 else u.view(dim, *([1] * (dim - 1)), -1)
+
+
+def _profile_bins(links, bodies: Sequence[Body], solid: np.ndarray, bins: int) -> torch.Tensor:
+    """Flat bin index body * K + k of every link for the drag build-up profile."""
+    ranges = []
+    for b, body in enumerate(bodies):
+        if body.profile_x_range is not None:
+            ranges.append(body.profile_x_range)
+        else:
+            xs = np.nonzero(solid[b].any(axis=tuple(range(1, solid.ndim - 1))))[0]
+            ranges.append((xs.min() - 0.5, xs.max() + 0.5) if len(xs) else (0.0, 1.0))
+    ranges = torch.as_tensor(ranges, dtype=links.x.dtype, device=links.x.device)
+    front, rear = ranges[links.body, 0], ranges[links.body, 1]
+    k = torch.floor(bins * (links.x - front) / (rear - front)).long().clamp(0, bins - 1)
+    return links.body * bins + k
+
+
+def run_lbm(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
+    """Run the wind tunnel for all bodies at once in one process (one batch)."""
+    validate_setup(setup)
+    if not bodies:
+        raise ValueError("bodies: need at least one body, got none")
+    for b, body in enumerate(bodies):
+        if not body.reference_area > 0:
+            raise ValueError(f"bodies[{b}].reference_area: must be > 0, got {body.reference_area!r}")
+    lattice = get_lattice(setup.lattice)
+    dim, q, n_bodies, grid = lattice.dim, lattice.q, len(bodies), tuple(setup.grid)
+    dtype = getattr(torch, setup.dtype)
+    device = resolve_device(setup.device)
+
+    solid = voxelize(bodies, grid)
+    walls = tuple(r for r, on in ((0, setup.ground != "none"), (grid[-1] - 1, setup.top == "wall")) if on)
+    interior = np.zeros(grid, dtype=bool)
+    interior[tuple(slice(1, n - 1) for n in grid)] = True
+    links = build_links(solid, interior & ~solid, lattice,
+                        [b.inside for b in bodies] if setup.bounce_back == "bouzidi" else None, dtype, device)
+    profile_index = _profile_bins(links, bodies, solid, setup.profile_bins)
+    link_cx = links.velocity[:, 0].double()
+
+    dead = solid.copy()  # nodes whose populations are never used: reset to rest each step
+    for row in walls:
+        dead[..., row] = True
+    dead_nodes = torch.as_tensor(np.flatnonzero(dead), device=device)
+    weights = torch.as_tensor(lattice.w, dtype=dtype, device=device)
+    rest = weights.view(q, *([1] * (dim + 1))).expand(q, n_bodies, *grid)
+    f, post = rest.clone().contiguous(), torch.empty((q, n_bodies, *grid), dtype=dtype, device=device)
+    f_rows, post_rows, f_flat, post_flat = f.view(q, -1), post.view(q, -1), f.view(-1), post.view(-1)
+    operators = StepOperators.build(lattice, 1.0 / relaxation_time(setup), setup.collision, dtype, device)
+    inflow = (faces.parabolic_profile(grid[-1], 1.0) if setup.inflow == "parabolic" else torch.ones(1)).to(dtype)
+    x_axis = torch.zeros(dim, dtype=dtype)
+    x_axis[0] = 1.0
+
+    trace = torch.zeros((setup.steps, n_bodies, dim), dtype=torch.float64, device=device)
+    profile = torch.zeros(n_bodies * setup.profile_bins, dtype=torch.float64, device=device)
+    rho_sum = torch.zeros((n_bodies, *grid), dtype=torch.float64, device=device)
+    u_sum = torch.zeros((dim, n_bodies, *grid), dtype=torch.float64, device=device)
+    first_averaged = setup.steps - setup.average_steps
+    started = time.perf_counter()
+    for step in range(setup.steps):
+        speed = faces.ramped_speed(step, setup.u_lat, setup.ramp_steps)
+        rho_j = collide(f_rows, operators, out=post_rows)
+        stream(post, f, lattice)
+        exchange = bounce_back(post_flat, f_flat, links).double()
+        trace[step] = body_forces(exchange, links, n_bodies)
+        if step >= first_averaged:
+            profile.index_add_(0, profile_index, exchange * link_cx)
+            rho_sum += rho_j[0].view(n_bodies, *grid)
+            u_sum += (rho_j[1:] / rho_j[0]).view(dim, n_bodies, *grid)
+        free_stream = _broadcast_velocity((speed * x_axis).to(device), dim)
+        if setup.ground == "none":
+            faces.set_equilibrium(f, lattice, dim - 1, 0, free_stream)
+        else:
+            wall_speed = speed if setup.ground == "moving" else 0.0
+            faces.wall_row(post, f, lattice, True, wall_speed, rho_j[0].view(n_bodies, *grid)[..., 1])
+        if setup.top == "wall":
+            faces.wall_row(post, f, lattice, False, 0.0, None)
+        else:
+            faces.set_equilibrium(f, lattice, dim - 1, grid[-1] - 1, free_stream)
+        for side in ((0, grid[1] - 1) if dim == 3 else ()):
+            faces.set_equilibrium(f, lattice, 1, side, free_stream)
+        inlet = speed * x_axis[:, None] * inflow[None, :] if setup.inflow == "parabolic" else speed * x_axis
+        faces.inlet(f, lattice, _broadcast_velocity(inlet.to(device), dim))
+        faces.outlet(f, lattice)
+        f_rows[:, dead_nodes] = weights[:, None]
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    wall_time = time.perf_counter() - started
+
+    dynamic_pressure = 0.5 * setup.u_lat**2
+    areas = torch.as_tensor([b.reference_area for b in bodies], dtype=torch.float64, device=device)
+    coefficients = trace / (dynamic_pressure * areas[None, :, None])
+    mean = coefficients[first_averaged:].mean(0)
+    drag_profile = torch.cumsum(profile.view(n_bodies, -1) / setup.average_steps, dim=1)
+    drag_profile = drag_profile / (dynamic_pressure * areas[:, None])
+    diverged = ~(torch.isfinite(f.view(q, n_bodies, -1)).all(2).all(0) & torch.isfinite(trace).all(2).all(0))
+    return LBMResult(
+        cd=mean[:, 0].cpu().numpy(), cl=mean[:, -1].cpu().numpy(), cs=mean[:, 1].cpu().numpy() if dim == 3 else None,
+        coefficient_trace=coefficients.cpu().numpy(), drag_profile=drag_profile.cpu().numpy(),
+        rho_mean=(rho_sum / setup.average_steps).cpu().numpy(),
+        u_mean=(u_sum / setup.average_steps).transpose(0, 1).cpu().numpy(), solid=solid, wall_rows=walls,
+        diverged=diverged.cpu().numpy(), mlups=n_bodies * int(np.prod(grid)) * setup.steps / wall_time / 1e6,
+        wall_time_s=wall_time, setup=setup)
+
+
+def _concatenate(results: Sequence[LBMResult]) -> LBMResult:
+    stack = lambda name, axis=0: np.concatenate([getattr(r, name) for r in results], axis=axis)
+    first = results[0]
+    wall_time = sum(r.wall_time_s for r in results)
+    updates = sum(r.mlups * r.wall_time_s for r in results)
+    return LBMResult(cd=stack("cd"), cl=stack("cl"), cs=None if first.cs is None else stack("cs"),
+                     coefficient_trace=stack("coefficient_trace", 1), drag_profile=stack("drag_profile"),
+                     rho_mean=stack("rho_mean"), u_mean=stack("u_mean"), solid=stack("solid"),
+                     wall_rows=first.wall_rows, diverged=stack("diverged"), mlups=updates / wall_time,
+                     wall_time_s=wall_time, setup=first.setup)
+
+
+def run_lbm_batches(setup: LBMSetup, bodies: Sequence[Body], batch_size: int, workers: int = 1) -> LBMResult:
+    """Split bodies into batches of `batch_size` and run them on `workers` processes (one torch
+    thread each); results are concatenated in the order of `bodies`. mlups and wall_time_s are
+    summed over batches (per-process throughput, not the wall clock of the pool)."""
+    if batch_size < 1 or workers < 1:
+        raise ValueError(f"batch_size/workers: must be >= 1, got {batch_size!r}/{workers!r}")
+    batches = [list(bodies[i:i + batch_size]) for i in range(0, len(bodies), batch_size)]
+    if workers == 1:
+        return _concatenate([run_lbm(setup, batch) for batch in batches])
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=single_torch_thread) as pool:
+        return _concatenate(list(pool.map(run_lbm, [setup] * len(batches), batches)))

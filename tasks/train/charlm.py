@@ -1,0 +1,152 @@
+"""A tiny decoder-only Transformer for character language modelling (spec softsignum §6.3).
+
+Pre-LN blocks, GELU MLP, learned positions, untied embedding and head, causal attention, no
+dropout (so a forward pass is a deterministic function of weights and batch, which the closure
+convention of the optimizers relies on). ~117k parameters at the default config.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+@dataclass
+class CharLMConfig:
+    vocab_size: int = 98
+    context: int = 64
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2
+    mlp_ratio: int = 4
+
+    def __post_init__(self):
+        for name in ("vocab_size", "context", "d_model", "n_heads", "n_layers", "mlp_ratio"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads: must divide d_model={self.d_model}, got {self.n_heads!r}")
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config: CharLMConfig):
+        super().__init__()
+        self.n_heads = config.n_heads
+        # separate q, k, v matrices (not one fused qkv): Muon-family optimizers orthogonalise each
+        # d_model x d_model matrix on its own, the layout limuon §6.2 counts state for
+        self.q = nn.Linear(config.d_model, config.d_model)
+        self.k = nn.Linear(config.d_model, config.d_model)
+        self.v = nn.Linear(config.d_model, config.d_model)
+        self.out = nn.Linear(config.d_model, config.d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        heads = (B, T, self.n_heads, C // self.n_heads)
+        q, k, v = (proj(x).view(heads).transpose(1, 2) for proj in (self.q, self.k, self.v))  # [B, H, T, C/H]
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class MLPBlock(nn.Module):
+    def __init__(self, config: CharLMConfig):
+        super().__init__()
+        self.fc = nn.Linear(config.d_model, config.mlp_ratio * config.d_model)
+        self.proj = nn.Linear(config.mlp_ratio * config.d_model, config.d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(F.gelu(self.fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, config: CharLMConfig):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(config.d_model)
+        self.attn = CausalSelfAttention(config)
+        self.ln2 = nn.LayerNorm(config.d_model)
+        self.mlp = MLPBlock(config)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class CharTransformer(nn.Module):
+    """forward(idx [B, T] int64) -> logits [B, T, vocab]. Weights are drawn from `seed` alone
+    (N(0, 0.02), residual projections scaled by 1/sqrt(2 n_layers) as in GPT-2; biases zero)."""
+
+    def __init__(self, config: CharLMConfig | None = None, seed: int = 0):
+        super().__init__()
+        self.config = config = config or CharLMConfig()
+        self.tok_emb = nn.Embedding(config.vocab_size, config.d_model)
+        self.pos_emb = nn.Embedding(config.context, config.d_model)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+        self.ln_f = nn.LayerNorm(config.d_model)
+        self.head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self._init_weights(torch.Generator().manual_seed(seed))
+
+    def _init_weights(self, generator: torch.Generator) -> None:
+        residual_std = 0.02 / math.sqrt(2 * self.config.n_layers)
+        for name, p in self.named_parameters():
+            if name.endswith("bias"):
+                nn.init.zeros_(p)
+            elif ".ln" in name or name.startswith("ln_"):
+                nn.init.ones_(p)
+            else:
+                std = residual_std if name.endswith(("out.weight", "proj.weight")) else 0.02
+                nn.init.normal_(p, 0.0, std, generator=generator)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        T = idx.shape[1]
+        if T > self.config.context:
+            raise ValueError(f"sequence length {T} exceeds the model's context {self.config.context}")
+        x = self.tok_emb(idx) + self.pos_emb(torch.arange(T, device=idx.device))  # [B, T, C]
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))  # [B, T, V]
+
+
+def split_matrix_params(model: nn.Module) -> tuple[list[nn.Parameter], list[nn.Parameter]]:
+    """(hidden 2-D matrices of the blocks: q, k, v, out, MLP weights -> Muon-family optimizers;
+    everything else: embeddings, head, biases, norms -> the auxiliary AdamW)."""
+    matrices, others = [], []
+    for name, p in model.named_parameters():
+        (matrices if name.startswith("blocks.") and p.ndim == 2 else others).append(p)
+    return matrices, others
+
+
+def random_windows(data: torch.Tensor, context: int, batch: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """`batch` windows at uniform random starts: inputs x [batch, context] and next characters y."""
+    if len(data) < context + 1:
+        raise ValueError(f"context: needs at least context+1={context + 1} characters of data, got {len(data)}")
+    starts = torch.randint(0, len(data) - context, (batch,), generator=generator)
+    rows = starts[:, None] + torch.arange(context + 1)
+    windows = data[rows]
+    return windows[:, :-1], windows[:, 1:]
+
+
+@torch.no_grad()
+def evaluate_charlm(model: CharTransformer, data: torch.Tensor, context: int, max_windows: int = 256,
+                    batch: int = 64) -> dict:
+    """Mean cross-entropy (nats/char), character accuracy and perplexity on the first `max_windows`
+    non-overlapping windows of `data` (fixed, so every evaluation sees the same characters)."""
+    n_windows = min(max_windows, (len(data) - 1) // context)
+    if n_windows < 1:
+        raise ValueError(f"data: needs at least context+1={context + 1} characters to evaluate, got {len(data)}")
+    device = next(model.parameters()).device
+    starts = torch.arange(n_windows) * context
+    was_training = model.training
+    model.eval()
+    total_loss, correct, count = 0.0, 0, 0
+    for chunk in starts.split(batch):
+        windows = data[chunk[:, None] + torch.arange(context + 1)].to(device)
+        x, y = windows[:, :-1], windows[:, 1:]
+        logits = model(x)
+        total_loss += F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="sum").item()
+        correct += (logits.argmax(-1) == y).sum().item()
+        count += y.numel()
+    model.train(was_training)
+    loss = total_loss / count
+    return {"loss": loss, "accuracy": correct / count, "perplexity": math.exp(loss)}

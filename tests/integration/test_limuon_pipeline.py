@@ -1,0 +1,42 @@
+"""The limuon smoke profile end to end: DVC stages, Prefect flows, MLflow runs, claims and plots."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+
+pytestmark = pytest.mark.integration
+
+
+def test_smoke_pipeline(repo_copy, prefect_server):
+    dvc(repo_copy, "repro", "stages/limuon/dvc.yaml")
+
+    data = repo_copy / "data" / "limuon"
+    for name in ("mat_ls/mat_ls_0.1_0.npz", "corpus/stdlib_charlm.npz", "corpus/stdlib_charlm.manifest.json",
+                 "calibration.json", "metrics.json", "plots/loss_curves.png", "plots/estimator_error.png",
+                 "plots/state_sizes.png", "plots/compression_error.png"):
+        assert (data / name).exists(), name
+    for run in ("mat_ls/limuon2_r4/sigma0.1_seed0", "charlm/limuon2_r8/seed0", "charlm/muon/seed0"):
+        for name in ("record.json", "metrics.json", "curve.csv", "evals.csv", "state.json"):
+            assert (data / "runs" / run / name).exists(), f"{run}/{name}"
+
+    claims = json.loads((data / "claims.json").read_text())
+    assert (claims["paper"], claims["profile"]) == ("limuon", "smoke")
+    assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3"]
+    assert all(set(c) == CLAIM_FIELDS and c["passed"] is None for c in claims["claims"])
+    memory = claims["claims"][0]
+    assert memory["details"]["mismatches"] == [] and 0 < memory["ours"] < 0.5
+
+    limuon = json.loads((data / "runs/charlm/limuon1/seed0/metrics.json").read_text())
+    muon = json.loads((data / "runs/charlm/muon/seed0/metrics.json").read_text())
+    assert muon["grad_evals"] == 100 and limuon["grad_evals"] == 199  # two gradients per step after the first
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("limuon")
+    stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
+    assert set(stages) == {"generate", "calibrate", "train", "evaluate"}
+    assert all(r.info.status == "FINISHED" for r in stages.values())
+    assert "charlm.muon.train_loss" in client.get_run(stages["train"].info.run_id).data.metrics

@@ -1,0 +1,39 @@
+"""The s_adam smoke profile end to end through DVC, Prefect and MLflow."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+
+pytestmark = pytest.mark.integration
+
+
+def test_smoke_pipeline(repo_copy, prefect_server):
+    dvc(repo_copy, "repro", "stages/s_adam/dvc.yaml")
+
+    data = repo_copy / "data" / "s_adam"
+    for name in ("splits/digits_split_0.npz", "manifest.json", "summary.csv", "metrics.json",
+                 "plots/loss_lgi_digits-qat-4bit.png", "plots/loss_lgi_digits-noisy-smallbatch.png", "plots/rosenbrock.png",
+                 "runs/digits-qat-4bit/sadam/0/lgi_trace.csv", "runs/digits-noisy-smallbatch/adamw/0/epochs.csv",
+                 "runs/ns-rosenbrock/sadam/0/trajectory.npy"):
+        assert (data / name).exists(), name
+    manifest = json.loads((data / "manifest.json").read_text())
+    assert manifest["sklearn_version"] and sum(manifest["splits"]["0"]["test_class_counts"]) == 540
+    claims = json.loads((data / "claims.json").read_text())
+    assert (claims["paper"], claims["profile"]) == ("s_adam", "smoke")
+    assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3"]
+    assert all(set(c) == CLAIM_FIELDS and c["passed"] is None and isinstance(c["ours"], float) for c in claims["claims"])
+    metrics = json.loads((data / "metrics.json").read_text())
+    assert metrics["sanity.sadam_lambda0_vs_adamw.max_abs_accuracy_diff"] == 0.0
+    assert 0 < metrics["digits-qat-4bit.sadam.mean_damp"] < 1
+    assert np.load(data / "runs/ns-rosenbrock/sadam/0/trajectory.npy").shape == (201, 2)
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("s_adam")
+    stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
+    assert set(stages) == {"generate", "train", "evaluate"} and all(r.info.status == "FINISHED" for r in stages.values())
+    assert stages["train"].data.params["optimizers.sadam.k"] == "8"

@@ -1,0 +1,40 @@
+"""The sps_safe smoke profile end to end: dvc repro of its four stages, outputs, claims, MLflow stage runs."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+
+pytestmark = pytest.mark.integration
+
+
+def test_smoke_pipeline(repo_copy, prefect_server):
+    dvc(repo_copy, "repro", "stages/sps_safe/dvc.yaml")
+
+    data = repo_copy / "data" / "sps_safe"
+    for name in ("problems/svm_interp_0.npz", "problems/svm_noisy_0.npz", "problems/digits.npz", "runs/svm_interp_0.npz",
+                 "runs/svm_noisy_0.npz", "digits/sps_safe_M1_0.npz", "digits/adam_lr0.001_0.npz", "summary.csv",
+                 "plots/svm_interp_rel_subopt.png", "plots/svm_noisy_step_sizes.png", "plots/svm_noisy_grad_norms.png",
+                 "plots/digits_accuracy.png", "plots/digits_traces.png"):
+        assert (data / name).exists(), name
+    with np.load(data / "problems" / "svm_interp_0.npz") as problem:
+        assert abs(float(problem["f_star"])) < 1e-9 and int(problem["lp_status"]) == 0
+
+    claims = json.loads((data / "claims.json").read_text())
+    assert claims["paper"] == "sps_safe" and claims["profile"] == "smoke"
+    assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3"]
+    assert all(set(c) == CLAIM_FIELDS and c["passed"] is None and isinstance(c["ours"], float) for c in claims["claims"])
+    metrics = json.loads((data / "metrics.json").read_text())
+    assert np.isfinite(metrics["svm_interp.sps_safe_M1.final_rel_subopt"])
+    assert 0 <= metrics["svm_noisy.sps_safe_M1000.safeguard_fraction"] <= 1
+    assert 0 <= metrics["digits.adam_lr0.001.test_accuracy"] <= 1
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("sps_safe")
+    stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
+    assert set(stages) == {"generate", "solve", "train", "evaluate"} and all(r.info.status == "FINISHED" for r in stages.values())
+    assert "svm_interp.sps_safe_M1.rel_subopt" in stages["evaluate"].data.metrics

@@ -1,0 +1,308 @@
+"""SPS_safe and the Polyak baselines (spec sps_safe §10): the rules' regimes, the safeguard, closed forms, IMA
+identities, the LP optimum, reproducibility, and the torch optimizers against the numpy sweep."""
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pytest
+import torch
+
+from tasks.core.device import single_torch_thread
+from tasks.optim.polyak import IMASPSSafe, SPSMax, SPSSafe, ima_sps_safe_step, safeguard_active, sps_max_step, sps_safe_step
+from tasks.optim.polyak_sweep import HingeSVM, Method, draw_indices, iterate, run_sweep
+from tasks.train.synthetic import hinge_losses, hinge_subgradients, svm_interpolated, svm_noisy
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    single_torch_thread()
+
+
+@cache
+def interpolated(seed: int = 0) -> dict:
+    return svm_interpolated(seed)
+
+
+@cache
+def noisy(seed: int = 0) -> dict:
+    return svm_noisy(seed)
+
+
+def small_noisy_problem(n: int = 120, d: int = 8, seed: int = 0) -> tuple[HingeSVM, np.ndarray]:
+    """A non-separable hinge problem small enough for step-by-step checks; x0 = randn."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, d))
+    b = np.where(rng.random(n) < 0.8, 1.0, -1.0) * np.sign(A @ rng.standard_normal(d))
+    return HingeSVM(A, b), rng.standard_normal(d)
+
+
+# ---------------------------------------------------------------- the rules
+
+def test_polyak_step_above_the_safeguard_and_subgradient_step_below_it():
+    rng = np.random.default_rng(0)
+    loss, grad_norm_sq, M = rng.uniform(0, 5, 500), 10 ** rng.uniform(-6, 3, 500), 10 ** rng.uniform(-3, 2, 500)
+    step = sps_safe_step(loss, grad_norm_sq, M)
+    polyak = grad_norm_sq >= M
+    assert polyak.any() and (~polyak).any()
+    np.testing.assert_allclose(step[polyak], loss[polyak] / grad_norm_sq[polyak], rtol=1e-15)
+    np.testing.assert_allclose(step[~polyak], loss[~polyak] / M[~polyak], rtol=1e-15)
+    assert np.all(step * np.sqrt(grad_norm_sq) <= loss / np.sqrt(M) * (1 + 1e-12))  # update norm
+    assert np.array_equal(safeguard_active(grad_norm_sq, M), ~polyak)
+
+
+def test_zero_gradient_is_safe_and_moves_nothing():
+    a = torch.tensor([0.3, -1.2], dtype=torch.float64)
+    for make in (lambda p: SPSSafe(p, M=0.5), lambda p: IMASPSSafe(p, M=0.5, lam=9), lambda p: SPSMax(p)):
+        x = a.clone().requires_grad_(True)  # f(x) = ||x - a||^2 + 1: g = 0 at x = a, f = 1 > l* = 0
+        opt = make([x])
+
+        def closure(x=x, opt=opt):
+            opt.zero_grad()
+            loss = ((x - a) ** 2).sum() + 1
+            loss.backward()
+            return loss
+
+        opt.step(closure)  # IMA's average (9 x + z) / 10 with z = x may round in the last bit
+        torch.testing.assert_close(x.detach(), a, rtol=0, atol=0 if not isinstance(opt, IMASPSSafe) else 1e-15)
+        assert np.isfinite(opt.stats["step_size"])
+        assert opt.stats["grad_norm_sq"] == 0 and not opt.stats["safeguard_active"]
+    assert sps_safe_step(1.0, 0.0, 0.5) == 2.0
+
+
+@pytest.mark.parametrize("M, fraction", [(0.25, 1.0), (1.0, 1.0), (4.0, 0.25)])
+def test_one_step_on_a_distance_lands_on_a_or_a_quarter_of_the_way(M, fraction):
+    a = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    x0 = torch.tensor([3.0, 1.0, -1.5], dtype=torch.float64)
+    x = x0.clone().requires_grad_(True)  # f(x) = ||x - a||: ||g|| = 1, l* = 0
+    opt = SPSSafe([x], M=M)
+
+    def closure():
+        opt.zero_grad()
+        loss = (x - a).norm()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    torch.testing.assert_close(x.detach(), x0 + fraction * (a - x0), rtol=0, atol=1e-12)
+    assert opt.stats["step_size"] == pytest.approx((x0 - a).norm().item() * fraction, rel=1e-12)
+
+
+def test_step_length_is_non_increasing_in_M():
+    rng = np.random.default_rng(1)
+    Ms = np.logspace(-4, 4, 41)
+    for loss, grad_norm_sq in zip(rng.uniform(0, 3, 50), 10 ** rng.uniform(-5, 3, 50)):
+        lengths = sps_safe_step(loss, grad_norm_sq, Ms) * np.sqrt(grad_norm_sq)
+        assert np.all(np.diff(lengths) <= 0)
+
+
+def test_sps_max_caps_the_polyak_step():
+    assert sps_max_step(2.0, 4.0, 1.0, 10.0) == pytest.approx(0.5)
+    assert sps_max_step(2.0, 4.0, 0.5, 10.0) == pytest.approx(1.0)
+    assert sps_max_step(2.0, 1e-8, 1.0, 10.0) == 10.0
+
+
+# ---------------------------------------------------------------- IMA
+
+def test_ima_with_lam_zero_is_sps_safe():
+    problem, x0 = small_noisy_problem()
+    result = run_sweep(problem, [Method("sps_safe", 2.0), Method("ima_sps_safe", 2.0, lam=0)], x0=x0, f_star=0.0,
+                       epochs=3, batch=4, seed=0)
+    np.testing.assert_array_equal(result.x_final[0], result.x_final[1])
+    assert ima_sps_safe_step(1.5, 3.0, 0.0, 2.0) == sps_safe_step(1.5, 3.0, 2.0)
+    assert ima_sps_safe_step(1.5, 3.0, -4.0, 2.0) == 0.0  # the [.]_+ clip
+
+
+@pytest.mark.parametrize("lam", [9.0, "t"])
+def test_z_minus_x_is_lam_times_the_last_move_along_a_run(lam):
+    problem, x0 = small_noisy_problem()
+    methods = [Method("ima_sps_safe", 1.0, lam=lam), Method("ima", 0.01, lam=lam)]
+    x_prev = np.tile(x0, (2, 1))
+    for t, X, Z, _, _ in iterate(problem, methods, x0, draw_indices(problem.n, 1, 400, seed=3)):
+        lam_t = t + 1.0 if lam == "t" else lam
+        scale = max(1.0, np.abs(X).max())
+        np.testing.assert_allclose(Z - X, lam_t * (X - x_prev), rtol=0, atol=1e-12 * scale)
+        x_prev = X
+    assert np.abs(Z - X).max() > 1e-3  # the momentum is really there
+
+
+def test_ima_auto_init_takes_the_first_gradient_norm_and_weight_decay_shrinks_z():
+    x = torch.tensor([2.0, -1.0], dtype=torch.float64, requires_grad=True)
+    opt = IMASPSSafe([x], M=0, lam=9, weight_decay=0.1)
+
+    def closure():
+        opt.zero_grad()
+        loss = (x * torch.tensor([3.0, 4.0], dtype=torch.float64)).abs().sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    assert opt.state["ima"]["M"] == 25.0 and opt.stats["step_size"] == pytest.approx(10.0 / 25.0)
+    z = opt.state[x]["z"]
+    expected_z = torch.tensor([2.0, -1.0], dtype=torch.float64) * (1 - 0.1 * 0.4) - 0.4 * torch.tensor([3.0, -4.0], dtype=torch.float64)
+    torch.testing.assert_close(z, expected_z)
+    torch.testing.assert_close(x.detach(), (9 * torch.tensor([2.0, -1.0], dtype=torch.float64) + expected_z) / 10)
+
+
+def test_ima_state_dict_round_trip_continues_the_same_trajectory(tmp_path):
+    """The step counter (lam_t = t) and the auto-initialised M travel with the state_dict."""
+    target = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+
+    def run(x, opt, steps):
+        def closure():
+            opt.zero_grad()
+            loss = (x - target).abs().sum()
+            loss.backward()
+            return loss
+        for _ in range(steps):
+            opt.step(closure)
+
+    x = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    straight = IMASPSSafe([x], M=0, lam="t")
+    run(x, straight, 6)
+
+    y = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    first = IMASPSSafe([y], M=0, lam="t")
+    run(y, first, 3)
+    torch.save(first.state_dict(), tmp_path / "opt.pt")
+    resumed = IMASPSSafe([y], M=0, lam="t")
+    resumed.load_state_dict(torch.load(tmp_path / "opt.pt"))
+    run(y, resumed, 3)
+    assert resumed.state["ima"]["t"] == 6
+    torch.testing.assert_close(y.detach(), x.detach(), rtol=0, atol=0)
+
+
+def test_weight_decay_is_decoupled_and_scaled_by_the_step():
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    opt = SPSSafe([x], M=100.0, weight_decay=0.5)
+
+    def closure():
+        opt.zero_grad()
+        loss = x.sum() + 10
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    gamma = 13.0 / 100.0
+    torch.testing.assert_close(x.detach(), torch.tensor([1.0, 2.0], dtype=torch.float64) * (1 - 0.5 * gamma) - gamma)
+
+
+def test_bad_settings_name_the_field():
+    x = [torch.zeros(2, requires_grad=True)]
+    for make, field in ((lambda: SPSSafe(x, M=0), "M"), (lambda: SPSMax(x, gamma_b=-1), "gamma_b"),
+                        (lambda: IMASPSSafe(x, lam=-1), "lam"), (lambda: SPSSafe(x, weight_decay=-1), "weight_decay"),
+                        (lambda: Method("adam", 1.0), "rule"), (lambda: Method("sps_safe"), "M"),
+                        (lambda: Method("sgd", 0.1, lam=9), "lam")):
+        with pytest.raises(ValueError, match=field):
+            make()
+    with pytest.raises(ValueError, match="closure"):
+        SPSSafe(x).step()
+
+
+# ---------------------------------------------------------------- problems and sweeps
+
+def test_lp_optimum_interpolated_is_zero_with_a_zero_loss_point_and_noisy_is_positive():
+    p1, p2 = interpolated(), noisy()
+    assert p1["lp_status"] == 0 and abs(p1["f_star"]) < 1e-9
+    assert hinge_losses(p1["A"], p1["b"], p1["x_star"]).max() < 1e-9
+    assert 0.2 < p2["f_star"] < 0.5
+    assert hinge_losses(p2["A"], p2["b"], p2["x_star"]).mean() == pytest.approx(p2["f_star"], abs=1e-7)
+
+
+def test_batch_oracle_matches_the_per_sample_subgradients_and_finite_differences():
+    problem, x0 = small_noisy_problem()
+    X = np.stack([x0, 2 * x0])
+    idx = np.array([3, 7, 7, 50])
+    losses, G = problem.batch_oracle(X, idx)
+    for r in range(2):
+        np.testing.assert_allclose(losses[r], hinge_losses(problem.A, problem.b, X[r])[idx].mean())
+        np.testing.assert_allclose(G[r], hinge_subgradients(problem.A, problem.b, X[r])[idx].mean(axis=0))
+        h = 1e-7  # away from kinks: no margin within 1e-4 of 1
+        assert np.all(np.abs(problem.b[idx] * (problem.A[idx] @ X[r]) - 1) > 1e-4)
+        numeric = [(problem.batch_oracle(X[r:r + 1] + h * e, idx)[0] - problem.batch_oracle(X[r:r + 1] - h * e, idx)[0])[0]
+                   / (2 * h) for e in np.eye(X.shape[1])]
+        np.testing.assert_allclose(numeric, G[r], atol=1e-6)
+
+
+def test_iterates_never_go_below_the_lp_optimum():
+    for data in (noisy(), interpolated()):
+        problem = HingeSVM(data["A"], data["b"])
+        methods = [Method("sgd", 0.1), Method("sps_safe", 1.0), Method("sps_max", 10.0),
+                   Method("ima_sps_safe", 10.0, lam=9), Method("sps_plus")]
+        result = run_sweep(problem, methods, x0=data["x0"], f_star=data["f_star"], epochs=2, batch=1, seed=0,
+                           losses_at_optimum=hinge_losses(data["A"], data["b"], data["x_star"]))
+        assert result.objective.min() >= data["f_star"] - 1e-9
+        assert result.rel_subopt.shape == (5, 3) and np.allclose(result.rel_subopt[:, 0], 1)
+
+
+def test_same_seed_same_trajectories_other_seed_differs():
+    problem, x0 = small_noisy_problem()
+    methods = [Method("sps_safe", 1.0), Method("ima_sps_safe", 1.0, lam=9), Method("sgd", 0.05)]
+    run = lambda seed: run_sweep(problem, methods, x0=x0, f_star=0.0, epochs=3, batch=2, seed=seed)
+    first, again, other = run(5), run(5), run(6)
+    for key in ("objective", "step_sizes", "grad_norms", "x_final", "safeguard_fraction"):
+        np.testing.assert_array_equal(getattr(first, key), getattr(again, key))
+    assert not np.array_equal(first.x_final, other.x_final)
+
+
+@pytest.mark.parametrize("method, make", [
+    (Method("sps_safe", 1.0), lambda p: SPSSafe(p, M=1.0)),
+    (Method("sps_safe", 100.0), lambda p: SPSSafe(p, M=100.0)),
+    (Method("sps_max", 0.5, c=0.5), lambda p: SPSMax(p, c=0.5, gamma_b=0.5)),
+    (Method("ima_sps_safe", 100.0, lam=9), lambda p: IMASPSSafe(p, M=100.0, lam=9)),
+], ids=lambda v: v.label if isinstance(v, Method) else "")
+def test_torch_optimizer_equals_the_numpy_sweep_on_a_linear_model(method, make):
+    data = noisy()
+    problem, batch, steps = HingeSVM(data["A"], data["b"]), 5, 200
+    numpy_run = run_sweep(problem, [method], x0=data["x0"], f_star=data["f_star"], epochs=2, batch=batch, seed=4)
+    A, b = torch.from_numpy(data["A"]), torch.from_numpy(data["b"])
+    x = torch.tensor(data["x0"], requires_grad=True)
+    opt = make([x])
+    for idx in torch.from_numpy(draw_indices(problem.n, batch, steps, seed=4)):
+        def closure(idx=idx):
+            opt.zero_grad()
+            loss = torch.clamp(1 - b[idx] * (A[idx] @ x), min=0).mean()
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+    np.testing.assert_allclose(x.detach().numpy(), numpy_run.x_final[0], rtol=0, atol=1e-6)
+    assert np.abs(numpy_run.x_final[0] - data["x0"]).max() > 1e-2
+
+
+# ---------------------------------------------------------------- pipeline pieces
+
+def _row(rule, param, final, lam=0.0):
+    return {"rule": rule, "param": param, "c": 1.0, "lam": lam, "final_mean": final}
+
+
+def test_claims_compare_as_the_spec_says():
+    from tasks.optim.polyak_report import claims
+
+    p1 = {"a": _row("sgd", 0.01, 1e-3), "b": _row("sps_max", 1.0, 3e-4), "c": _row("sps_safe", 1.0, 5e-4),
+          "d": _row("ima_sps_safe", 1.0, 5.4e-4, lam=9.0)}
+    p2 = {f"s{M}": _row("sps_safe", M, v) for M, v in ((10.0, 0.4), (100.0, 0.3), (1000.0, 0.3))}
+    p2 |= {f"i{M}": _row("ima_sps_safe", M, 0.3, lam=9.0) for M in (10.0, 100.0, 1000.0)}
+    c1, c2, c3 = claims(p1, p2, decide=True)
+    assert c1.passed and c1.threshold == pytest.approx(6e-4)
+    assert c2.passed and c2.ours == pytest.approx(0.75) and c2.details["monotone"]
+    assert c3.passed and c3.ours == pytest.approx(1.08)
+    p1["c"]["final_mean"] = 7e-4  # now worse than 2 x best SPS_max
+    p2["s100.0"]["final_mean"] = 0.2  # ratio still 0.75, but not monotone in M
+    p2["i1000.0"]["final_mean"] = 0.34  # 1.13 x SPS_safe
+    c1, c2, c3 = claims(p1, p2, decide=True)
+    assert (c1.passed, c2.passed, c3.passed) == (False, False, False)
+    assert all(c.passed is None for c in claims(p1, p2, decide=False))
+
+
+def test_digits_training_records_every_step_and_repeats_itself():
+    from tasks.optim.polyak_digits import DigitsOptimizer, train_digits
+    from tasks.train.digits import digits_split
+
+    split = digits_split(0, 0.2, scaling="standard")
+    for spec in (DigitsOptimizer("sps_safe", M=1.0), DigitsOptimizer("sgd", lr=0.05)):
+        first, again = (train_digits(split, spec, epochs=1, batch=256, seed=3) for _ in range(2))
+        assert len(first["grad_norm"]) == first["steps_per_epoch"] == 6 and np.all(first["grad_norm"] > 0)
+        assert len(first["test_accuracy"]) == 2 and first["test_accuracy"][-1] > first["test_accuracy"][0]
+        np.testing.assert_array_equal(first["grad_norm"], again["grad_norm"])
+        assert np.isfinite(first["step_size"]).all() == (spec.kind == "sps_safe")
