@@ -193,6 +193,15 @@ def test_drag_profile_ends_at_cd(mirrored_pair):
     assert np.any(np.diff(result.drag_profile[0]) != 0)
 
 
+@pytest.mark.parametrize("bounce_back_kind", ["halfway", "bouzidi"])
+def test_fluid_at_rest_puts_no_force_in_any_profile_bin(bounce_back_kind):
+    """Gauge pressure: with the inlet ramp so long that the fluid stays at rest, every bin of a slanted body's
+    build-up profile is zero (absolute pressure would give +-p_inf steps at every voxel stair)."""
+    setup = tunnel(steps=20, average_steps=10, ramp_steps=10**9, bounce_back=bounce_back_kind)
+    result = run_lbm(setup, [Body(Ellipse((20.0, 13.3), (6.0, 2.5), 0.4), 6.0, (12.0, 28.0))])
+    np.testing.assert_allclose(np.diff(result.drag_profile[0], prepend=0.0), 0.0, atol=1e-9)
+
+
 def test_run_is_deterministic_and_batches_match_single_runs(mirrored_pair):
     setup, together = mirrored_pair
     alone = run_lbm_batches(setup, [Body(Ellipse((20.0, 13.3), (6.0, 2.5), 0.4), 6.0, (12.0, 28.0))], batch_size=1)
