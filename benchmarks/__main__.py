@@ -1,5 +1,5 @@
 """`python -m benchmarks` (or `make benchmark`): every benchmark, JSON under benchmarks/results/."""
-from . import lbm_speed, mip_early_stop, neural_qaoa2, optimizer_steps, orchestration, se3_sync_speed
+from . import lbm_speed, mip_early_stop, neural_qaoa2, optimizer_steps, orchestration, se3_sync_speed, unidrag_surrogate
 
 if __name__ == "__main__":
     se3_sync_speed.main()
@@ -7,4 +7,5 @@ if __name__ == "__main__":
     neural_qaoa2.main()
     optimizer_steps.main()
     lbm_speed.main()
+    unidrag_surrogate.main()
     orchestration.main()

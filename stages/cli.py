@@ -37,6 +37,7 @@ from .mip_early_stop.cli import app as mip_app  # noqa: E402
 from .neural_qaoa2.cli import app as qaoa2_app  # noqa: E402
 from .se3_sync.cli import app as se3_sync_app  # noqa: E402
 from .unidrag.cli import app as cfd_app  # noqa: E402
+from .unidrag.cli import unidrag_app  # noqa: E402
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 server_app = typer.Typer(help="The local Prefect server (state under .prefect/).", no_args_is_help=True)
@@ -45,6 +46,7 @@ app.add_typer(se3_sync_app, name="se3-sync")
 app.add_typer(mip_app, name="mip")
 app.add_typer(qaoa2_app, name="qaoa2")
 app.add_typer(cfd_app, name="cfd")
+app.add_typer(unidrag_app, name="unidrag")
 console = make_console()
 
 

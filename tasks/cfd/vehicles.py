@@ -27,6 +27,7 @@ PARAMETER_NAMES = ("g", "a_d", "l_d", "H", "h_n", "x_b", "h_b", "x_w", "x_r", "x
                    "W", "W_t", "n")
 LIP_HEIGHT = 0.02  # front lip: z_bot rises by this much over the first LIP_LENGTH (our choice)
 LIP_LENGTH = 0.05
+MESH_THICKNESS_FLOOR = 1e-4  # thinnest end section of the 3D mesh, in units of L
 STEP = 0.02  # the pickup's "vertical" cab step, as steep as a PCHIP allows at this width
 
 
@@ -132,10 +133,25 @@ class Vehicle:
         measure = np.abs(2 * y / self.width(xc)) ** n + np.abs(2 * (z - (top + bot) / 2) / height) ** n
         return (x >= 0) & (x <= 1) & (measure <= 1)
 
+    def _thick(self, tip: float, inner: float, floor: float = MESH_THICKNESS_FLOOR) -> float:
+        """The station nearest `tip` (0 or 1) where the section is at least `floor` thick: a rounded
+        nose or tail closes to a line, whose zero-height ring would make degenerate faces that an
+        STL round trip merges away (the mesh stops being watertight)."""
+        bot, top = self.curves(np.array([tip]))
+        if top[0] - bot[0] >= floor:
+            return tip
+        thin, thick = tip, inner
+        for _ in range(50):
+            middle = (thin + thick) / 2
+            bot, top = self.curves(np.array([middle]))
+            thin, thick = (middle, thick) if top[0] - bot[0] < floor else (thin, middle)
+        return thick
+
     def mesh(self, stations: int = 48, angles: int = 40) -> trimesh.Trimesh:
         """Watertight, outward-oriented surface: a stations x angles grid of the superellipse loft
         (two triangles per quad), both end caps fanned to their centre."""
-        x = 0.5 * (1 - np.cos(np.linspace(0, np.pi, stations)))
+        start, end = self._thick(0.0, 0.5), self._thick(1.0, 0.5)
+        x = start + (end - start) * 0.5 * (1 - np.cos(np.linspace(0, np.pi, stations)))
         theta = np.linspace(0, 2 * np.pi, angles, endpoint=False)
         bot, top = self.curves(x)
         n = self.params["n"]
@@ -143,7 +159,7 @@ class Vehicle:
         y = 0.5 * self.width(x)[:, None] * np.sign(c) * np.abs(c) ** (2 / n)
         z = ((top + bot) / 2)[:, None] + ((top - bot) / 2)[:, None] * np.sign(s) * np.abs(s) ** (2 / n)
         ring = np.stack([np.broadcast_to(x[:, None], y.shape), y, z], -1).reshape(-1, 3)
-        centres = np.array([[0.0, 0.0, (top[0] + bot[0]) / 2], [1.0, 0.0, (top[-1] + bot[-1]) / 2]])
+        centres = np.array([[start, 0.0, (top[0] + bot[0]) / 2], [end, 0.0, (top[-1] + bot[-1]) / 2]])
         vertices = np.concatenate([ring, centres])
         k, j = np.meshgrid(np.arange(stations - 1), np.arange(angles), indexing="ij")
         a, b = k * angles + j, k * angles + (j + 1) % angles  # quad corners on station k ...

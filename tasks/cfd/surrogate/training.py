@@ -1,0 +1,282 @@
+"""Training, prediction and metrics of the point-cloud surrogates (spec unidrag §3.2, §6.2, §6.3 C1).
+
+Every kind trains for the same number of AdamW steps (lr 1e-3, wd 1e-4, cosine decay to 0, grad
+clip 1.0) on the same seeded batches and point subsets (seeds derived from config.seed, not from
+the kind), on targets standardized with the training split's statistics. Losses (standardized):
+MSE(surface Cp) + MSE(volume) + MSE(Cd) + MSE(cumulative profile) + 0.1 (C_pred(1) - Cd_pred)^2
++ 0.01 L_bal; with MPL the four modality losses are EMA-normalised and PCGrad acts on the trunk.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.metrics import r2_score
+from torch import nn
+
+from tasks.core.device import single_torch_thread
+from tasks.core.seeding import derive_seed
+
+from . import mpl
+from .dataset import Sample, Standardizer
+from .features import FEATURES, point_features
+from .pointnet import PointNet
+from .transolver import Transolver
+from .unidrag_net import UniDragNet
+
+KINDS = ("unidrag", "unidrag_no_mpl", "unidrag_no_ger", "transolver", "pointnet")
+PCGRAD_SCOPES = ("trunk", "last_block")
+CONSISTENCY_WEIGHT = 0.1
+BALANCE_WEIGHT = 0.01
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One surrogate's training run. pcgrad_scope / pcgrad_every restrict PCGrad (only for the MPL
+    kinds) to the last trunk block or every n-th step when its extra backward passes cost too much."""
+
+    kind: str = "unidrag"
+    d: int = 64
+    blocks: int = 3
+    heads: int = 4
+    slices: int = 16
+    experts: int = 4
+    top_k: int = 2
+    steps: int = 700
+    batch: int = 8
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    grad_clip: float = 1.0
+    surface_points: int = 256
+    volume_points: int = 512
+    profile_bins: int = 32
+    epsa: bool = True
+    pcgrad_scope: str = "trunk"
+    pcgrad_every: int = 1
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind: must be one of {KINDS}, got {self.kind!r}")
+        if self.pcgrad_scope not in PCGRAD_SCOPES:
+            raise ValueError(f"pcgrad_scope: must be one of {PCGRAD_SCOPES}, got {self.pcgrad_scope!r}")
+        for name in ("d", "blocks", "heads", "slices", "experts", "top_k", "steps", "batch", "surface_points",
+                     "volume_points", "profile_bins", "pcgrad_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)}")
+        if self.d % self.heads:
+            raise ValueError(f"heads: must divide d = {self.d}, got {self.heads}")
+        if self.top_k > self.experts:
+            raise ValueError(f"top_k: must be <= experts = {self.experts}, got {self.top_k}")
+        for name in ("lr", "grad_clip"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name}: must be > 0, got {getattr(self, name)}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay: must be >= 0, got {self.weight_decay}")
+
+    @property
+    def mpl(self) -> bool:
+        return self.kind in ("unidrag", "unidrag_no_ger")
+
+
+def build_model(config: TrainConfig) -> nn.Module:
+    c = config
+    if c.kind == "pointnet":
+        return PointNet(FEATURES, c.d, c.profile_bins)
+    if c.kind == "transolver":
+        return Transolver(FEATURES, c.d, c.blocks, c.heads, c.slices, c.profile_bins)
+    return UniDragNet(FEATURES, c.d, c.blocks, c.heads, c.slices, c.experts, c.top_k, c.profile_bins,
+                      ger=c.kind != "unidrag_no_ger", epsa=c.epsa)
+
+
+@dataclass
+class TrainedSurrogate:
+    config: TrainConfig
+    model: nn.Module
+    standardizer: Standardizer
+    history: dict = field(default_factory=dict)
+
+    def save(self, path: Path) -> Path:
+        """torch.save of the config, state dict, standardizer and history."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"config": asdict(self.config), "state": self.model.state_dict(),
+                    "standardizer": self.standardizer.to_dict(), "history": self.history}, path)
+        return path
+
+    @classmethod
+    def load(cls, path: Path) -> TrainedSurrogate:
+        """The saved surrogate on the CPU, in eval mode."""
+        saved = torch.load(Path(path), map_location="cpu", weights_only=True)
+        config = TrainConfig(**saved["config"])
+        model = build_model(config)
+        model.load_state_dict(saved["state"])
+        return cls(config, model.eval(), Standardizer.from_dict(saved["standardizer"]), saved["history"])
+
+
+# ---------------------------------------------------------------- inputs
+
+def sample_inputs(sample: Sample) -> dict[str, torch.Tensor]:
+    """Features of all the sample's points (float32): surface [Ns, F], volume [Nv, F], surface_x [Ns]."""
+    contour = torch.as_tensor(sample.contour, dtype=torch.float64)[None]
+    surface = point_features(torch.as_tensor(sample.surface_points)[None], torch.as_tensor(sample.surface_normals)[None],
+                             contour, is_surface=True)
+    volume = point_features(torch.as_tensor(sample.volume_points)[None], None, contour, is_surface=False)
+    return {"surface": surface[0].float(), "volume": volume[0].float(),
+            "surface_x": torch.as_tensor(sample.surface_points[:, 0], dtype=torch.float32)}
+
+
+class Batches:
+    """Seeded minibatches: shuffled passes over the samples; per sample a random subset of
+    surface_points surface and volume_points volume points (the same for every model kind)."""
+
+    def __init__(self, samples: list[Sample], standardizer: Standardizer, config: TrainConfig):
+        for s in samples:
+            if len(s.surface_points) < config.surface_points or len(s.volume_points) < config.volume_points:
+                raise ValueError(f"surface_points/volume_points: sample {s.index} has {len(s.surface_points)}/"
+                                 f"{len(s.volume_points)} points, the config asks for {config.surface_points}/"
+                                 f"{config.volume_points}")
+        self.inputs = [sample_inputs(s) for s in samples]
+        self.targets = [{k: torch.as_tensor(v, dtype=torch.float32) for k, v in standardizer.standardized(s).items()}
+                        for s in samples]
+        self.config = config
+        self.generator = torch.Generator().manual_seed(derive_seed(config.seed, "batches"))
+        self.order: list[int] = []
+
+    def next(self) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        if len(self.order) < self.config.batch:
+            self.order += torch.randperm(len(self.inputs), generator=self.generator).tolist()
+        chosen, self.order = self.order[:self.config.batch], self.order[self.config.batch:]
+        inputs, targets = [], []
+        for i in chosen:
+            s = torch.randperm(len(self.inputs[i]["surface"]), generator=self.generator)[:self.config.surface_points]
+            v = torch.randperm(len(self.inputs[i]["volume"]), generator=self.generator)[:self.config.volume_points]
+            x, y = self.inputs[i], self.targets[i]
+            inputs.append({"surface": x["surface"][s], "volume": x["volume"][v], "surface_x": x["surface_x"][s]})
+            targets.append({"cd": y["cd"], "profile": y["profile"], "surface_cp": y["surface_cp"][s],
+                            "volume": y["volume"][v]})
+        return stack(inputs), stack(targets)
+
+
+def stack(rows: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    return {k: torch.stack([r[k] for r in rows]) for k in rows[0]}
+
+
+# ---------------------------------------------------------------- training
+
+def modality_losses(out: dict[str, torch.Tensor], target: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Standardized MSE per output modality."""
+    return {m: (out[m] - target[m]).pow(2).mean() for m in ("surface_cp", "volume", "cd", "profile")}
+
+
+def extra_loss(out: dict[str, torch.Tensor], standardizer: Standardizer) -> torch.Tensor:
+    """0.1 (C_pred(1) - Cd_pred)^2 (on the standardized Cd scale) + 0.01 L_bal; added unnormalised,
+    outside PCGrad."""
+    consistency = (standardizer.profile_end_in_cd_units(out["profile"][:, -1]) - out["cd"]).pow(2).mean()
+    return CONSISTENCY_WEIGHT * consistency + BALANCE_WEIGHT * out.get("aux_loss", consistency.new_zeros(()))
+
+
+def pcgrad_parameters(model: nn.Module, scope: str) -> list[nn.Parameter]:
+    return list(model.trunk_parameters()) if scope == "trunk" else list(model.blocks[-1].parameters())
+
+
+def train_surrogate(config: TrainConfig, train: list[Sample], val: list[Sample],
+                    standardizer: Standardizer) -> TrainedSurrogate:
+    """config.steps AdamW steps on `train` (one torch thread, deterministic for a given config).
+
+    history: per step `loss` (the plain sum of the four standardized MSEs), `surface_cp`, `volume`,
+    `cd`, `profile` (each modality's MSE), `lr`, `conflict_rate` (PCGrad's conflicting pairs / pairs
+    checked; nan on steps without PCGrad), `gate_usage` ([4][E] mean gate probability per modality,
+    UniDrag with GER only); and `seconds`, `seconds_per_step`, `val` (metrics() on `val`, if any)."""
+    single_torch_thread()
+    torch.manual_seed(derive_seed(config.seed, "init"))
+    model = build_model(config)
+    batches = Batches(train, standardizer, config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: 0.5 * (1 + math.cos(math.pi * step / config.steps)))
+    normalizer = mpl.LossNormalizer() if config.mpl else None
+    projection = torch.Generator().manual_seed(derive_seed(config.seed, "pcgrad"))
+    shared = pcgrad_parameters(model, config.pcgrad_scope) if config.mpl else []
+    history = {k: [] for k in ("loss", "surface_cp", "volume", "cd", "profile", "lr", "conflict_rate", "gate_usage")}
+    started = time.perf_counter()
+    model.train()
+    for step in range(config.steps):
+        inputs, targets = batches.next()
+        out = model(inputs["surface"], inputs["volume"], inputs["surface_x"])
+        losses = modality_losses(out, targets)
+        optimizer.zero_grad(set_to_none=False)
+        use_pcgrad = config.mpl and step % config.pcgrad_every == 0
+        stats = mpl.backward(losses, extra_loss(out, standardizer), shared, normalizer, projection if use_pcgrad else None)
+        nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        history["lr"].append(schedule.get_last_lr()[0])
+        optimizer.step()
+        schedule.step()
+        history["loss"].append(float(sum(losses.values()).detach()))
+        for name, loss in losses.items():
+            history[name].append(float(loss.detach()))
+        history["conflict_rate"].append(stats["conflict_rate"])
+        if "gate_usage" in out:
+            history["gate_usage"].append(out["gate_usage"].tolist())
+    seconds = time.perf_counter() - started
+    history |= {"seconds": seconds, "seconds_per_step": seconds / config.steps}
+    trained = TrainedSurrogate(config, model.eval(), standardizer, history)
+    if val:
+        history["val"] = metrics(trained, val)
+    return trained
+
+
+# ---------------------------------------------------------------- prediction and metrics
+
+def predict(trained: TrainedSurrogate, samples: list[Sample]) -> list[dict[str, np.ndarray | float]]:
+    """Physical-unit predictions on all points of each sample: cd (float), profile [K], surface_cp
+    [Ns], volume [Nv, 3] (u_x/U, u_z/U, Cp). Eval mode: no Gumbel noise."""
+    trained.model.eval()
+    rows = []
+    with torch.no_grad():
+        for sample in samples:
+            x = sample_inputs(sample)
+            out = trained.model(x["surface"][None], x["volume"][None], x["surface_x"][None])
+            physical = trained.standardizer.physical(out)
+            rows.append({"cd": float(physical["cd"][0])} | {k: physical[k][0].double().numpy()
+                                                             for k in ("profile", "surface_cp", "volume")})
+    return rows
+
+
+def predict_cd(trained: TrainedSurrogate, surface_points: torch.Tensor, surface_normals: torch.Tensor,
+               volume_points: torch.Tensor, contour: torch.Tensor) -> torch.Tensor:
+    """Predicted Cd (physical, the shape's own reference area) of one shape, as a scalar tensor
+    differentiable w.r.t. surface_points [Ns, 2], surface_normals [Ns, 2], volume_points [Nv, 2] and
+    contour [K, 2] (body units; the volume points' distance feature is recomputed from `contour`).
+    Eval mode (no Gumbel noise); the model's parameters are not differentiated."""
+    model = trained.model.eval()
+    dtype = next(model.parameters()).dtype
+    surface = point_features(surface_points[None], surface_normals[None], contour[None], is_surface=True)
+    volume = point_features(volume_points[None], None, contour[None], is_surface=False)
+    out = model(surface.to(dtype), volume.to(dtype), surface_points[None, :, 0].detach().to(dtype))
+    return trained.standardizer.physical(out)["cd"][0].to(surface_points.dtype)
+
+
+def relative_l2(pred: np.ndarray, true: np.ndarray) -> float:
+    return float(np.linalg.norm(pred - true) / max(np.linalg.norm(true), 1e-12))
+
+
+def metrics(trained_or_predictions: TrainedSurrogate | list[dict], samples: list[Sample]) -> dict[str, float]:
+    """r2_cd: sklearn r2_score of Cd over the samples; surface_cp_rel_l2: mean over samples of
+    |Cp_pred - Cp|_2 / |Cp|_2 over the surface points; volume_rel_l2: the same over all volume
+    points and the three channels (u_x/U, u_z/U, Cp) together; profile_mae: mean |C_pred - C| over
+    samples and the K profile bins. Physical units throughout."""
+    predictions = (predict(trained_or_predictions, samples) if isinstance(trained_or_predictions, TrainedSurrogate)
+                   else trained_or_predictions)
+    if len(predictions) != len(samples):
+        raise ValueError(f"trained_or_predictions: {len(predictions)} predictions for {len(samples)} samples")
+    return {"r2_cd": float(r2_score([s.cd for s in samples], [p["cd"] for p in predictions])),
+            "surface_cp_rel_l2": float(np.mean([relative_l2(p["surface_cp"], s.surface_cp)
+                                                for p, s in zip(predictions, samples)])),
+            "volume_rel_l2": float(np.mean([relative_l2(p["volume"], s.volume_target)
+                                            for p, s in zip(predictions, samples)])),
+            "profile_mae": float(np.mean([np.abs(p["profile"] - s.profile).mean() for p, s in zip(predictions, samples)]))}
