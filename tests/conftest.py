@@ -30,14 +30,37 @@ def papers(repo: Path, *args: str, timeout: float = 300) -> subprocess.Completed
                           timeout=timeout)
 
 
-@pytest.fixture
-def repo_copy(tmp_path: Path) -> Path:
-    """A committed copy of the project (a fresh git repo) with the smoke profile active."""
-    copy = copy_project(ROOT, tmp_path / "repo")
+def dvc(repo: Path, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
+    """`dvc ARGS` in `repo` with a stage's environment; asserts success unless check is False."""
+    done = subprocess.run([sys.executable, "-m", "dvc", *args], cwd=repo, env=stage_env(repo),
+                          capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert done.returncode == 0, f"dvc {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def smoke_copy(destination: Path) -> Path:
+    """A committed copy of the project (a fresh git repo) at `destination` with the smoke profile active."""
+    copy = copy_project(ROOT, destination)
     params = copy / "params.yaml"
     params.write_text(re.sub(r"(?m)^profile:.*$", "profile: smoke", params.read_text()))
     subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "commit", "-qam", "smoke", "--allow-empty"],
                    cwd=copy, check=True)
+    return copy
+
+
+@pytest.fixture
+def repo_copy(tmp_path: Path) -> Path:
+    return smoke_copy(tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def smoke_repo(tmp_path_factory, prefect_server) -> Path:
+    """One copy in which a bare `dvc repro` has run every paper's smoke pipeline and the claims report, as a
+    user's first run would. The pipeline tests read it rather than each reproducing its paper again (CI time);
+    a test that changes it must put back what it changed."""
+    copy = smoke_copy(tmp_path_factory.mktemp("smoke") / "repo")
+    dvc(copy, "repro", timeout=2400)
     return copy
 
 

@@ -6,15 +6,14 @@ import json
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+from tests.integration.test_pipeline import CLAIM_FIELDS
 
 pytestmark = pytest.mark.integration
 
 
-def test_smoke_pipeline(repo_copy, prefect_server):
-    dvc(repo_copy, "repro", "stages/limuon/dvc.yaml")
+def test_smoke_pipeline(smoke_repo):
 
-    data = repo_copy / "data" / "limuon"
+    data = smoke_repo / "data" / "limuon"
     for name in ("mat_ls/mat_ls_0.1_0.npz", "corpus/stdlib_charlm.npz", "corpus/stdlib_charlm.manifest.json",
                  "calibration.json", "metrics.json", "plots/loss_curves.png", "plots/estimator_error.png",
                  "plots/state_sizes.png", "plots/compression_error.png"):
@@ -34,7 +33,7 @@ def test_smoke_pipeline(repo_copy, prefect_server):
     muon = json.loads((data / "runs/charlm/muon/seed0/metrics.json").read_text())
     assert muon["grad_evals"] == 100 and limuon["grad_evals"] == 199  # two gradients per step after the first
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    client = MlflowClient(tracking_uri=f"sqlite:///{smoke_repo / 'mlflow' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("limuon")
     stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
     assert set(stages) == {"generate", "calibrate", "train", "evaluate"}

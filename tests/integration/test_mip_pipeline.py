@@ -7,15 +7,14 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.conftest import papers
-from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+from tests.integration.test_pipeline import CLAIM_FIELDS
 
 pytestmark = pytest.mark.integration
 
 
-def test_smoke_pipeline_and_stopping_a_users_file(repo_copy, prefect_server):
-    dvc(repo_copy, "repro", "stages/mip_early_stop/dvc.yaml")
+def test_smoke_pipeline_and_stopping_a_users_file(smoke_repo):
 
-    data = repo_copy / "data" / "mip_early_stop"
+    data = smoke_repo / "data" / "mip_early_stop"
     for name in ("instances/instances.json", "trajectories/mis/test", "baselines/bestsol1/gisp", "models/mis.pt",
                  "stoppers/gisp.pt", "calibration.json", "results.csv", "online.csv", "metrics.json",
                  "plots/mis_coverage.png", "plots/gisp_time_saving.png", "plots/mis_gaps.png"):
@@ -26,7 +25,7 @@ def test_smoke_pipeline_and_stopping_a_users_file(repo_copy, prefect_server):
     online = (data / "online.csv").read_text().splitlines()
     assert len(online) == 1 + 4 and all(line.split(",")[4] == "True" for line in online[1:]), "replay and online agree"
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    client = MlflowClient(tracking_uri=f"sqlite:///{smoke_repo / 'mlflow' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("mip_early_stop")
     stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
     assert set(stages) == {"generate", "solve", "train", "calibrate", "evaluate"}
@@ -35,23 +34,23 @@ def test_smoke_pipeline_and_stopping_a_users_file(repo_copy, prefect_server):
     assert client.search_model_versions("name = 'mip_early_stop-mis'")
 
     mis = data / "instances" / "mis" / "test" / "mis_test_0000.mps"
-    done = papers(repo_copy, "mip", "stop", str(mis), "--stopper", "mip_early_stop-mis", "--alpha", "0.3", "--json",
-                  "--sol", str(repo_copy / "out.sol"))
+    done = papers(smoke_repo, "mip", "stop", str(mis), "--stopper", "mip_early_stop-mis", "--alpha", "0.3", "--json",
+                  "--sol", str(smoke_repo / "out.sol"))
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert set(summary) >= {"objective", "dual_bound", "stopped_early", "solve_time_s", "status", "time_saved_s"}
     assert summary["status"] in ("userinterrupt", "optimal", "gaplimit")
     assert summary["objective"] <= summary["dual_bound"] + 1e-6, "a maximization incumbent never beats its dual bound"
-    assert "objective value:" in (repo_copy / "out.sol").read_text()
+    assert "objective value:" in (smoke_repo / "out.sol").read_text()
 
     gisp = data / "instances" / "gisp" / "test" / "gisp_test_0000.mps"
-    refused = papers(repo_copy, "mip", "stop", str(gisp), "--stopper", str(data / "stoppers" / "mis.pt"))
+    refused = papers(smoke_repo, "mip", "stop", str(gisp), "--stopper", str(data / "stoppers" / "mis.pt"))
     assert refused.returncode == 2 and "trained for family 'mis'" in refused.stderr and "--force" in refused.stderr
-    forced = papers(repo_copy, "mip", "stop", str(gisp), "--stopper", str(data / "stoppers" / "mis.pt"), "--force",
+    forced = papers(smoke_repo, "mip", "stop", str(gisp), "--stopper", str(data / "stoppers" / "mis.pt"), "--force",
                     "--no-compare", "--json")
     assert forced.returncode == 0 and json.loads(forced.stdout)["family"] == "mis"
 
-    bad = repo_copy / "bad.mps"
+    bad = smoke_repo / "bad.mps"
     bad.write_text("this is not a MIP\n")
-    unreadable = papers(repo_copy, "mip", "stop", str(bad), "--stopper", str(data / "stoppers" / "mis.pt"))
+    unreadable = papers(smoke_repo, "mip", "stop", str(bad), "--stopper", str(data / "stoppers" / "mis.pt"))
     assert unreadable.returncode == 2 and "bad.mps" in unreadable.stderr and "SCIP" in unreadable.stderr

@@ -10,19 +10,11 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.conftest import stage_env
+from tests.conftest import dvc, stage_env
 
 pytestmark = pytest.mark.integration
 
 CLAIM_FIELDS = {"id", "statement", "paper_value", "ours", "threshold", "passed", "details"}
-
-
-def dvc(repo, *args, check=True):
-    done = subprocess.run([sys.executable, "-m", "dvc", *args], cwd=repo, env=stage_env(repo),
-                          capture_output=True, text=True, timeout=900)
-    if check:
-        assert done.returncode == 0, f"dvc {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done
 
 
 def runs_of(repo, paper="se3_sync"):
@@ -40,10 +32,9 @@ def estimates(runs) -> dict[str, bytes]:
     return found
 
 
-def test_smoke_repro_outputs_tracking_noop_and_bad_params(repo_copy, prefect_server):
-    dvc(repo_copy, "repro")
+def test_smoke_repro_outputs_tracking_noop_and_bad_params(smoke_repo):
 
-    data = repo_copy / "data" / "se3_sync"
+    data = smoke_repo / "data" / "se3_sync"
     for name in ("instances", "timing_instances", "runs", "timing.json", "errors.csv", "metrics.json",
                  "error_vs_noise.csv", "plots/error_vs_noise_geometric.png", "plots/time_vs_n.png"):
         assert (data / name).exists(), name
@@ -54,9 +45,9 @@ def test_smoke_repro_outputs_tracking_noop_and_bad_params(repo_copy, prefect_ser
         assert set(claim) == CLAIM_FIELDS
         assert claim["passed"] is None, "smoke is too small to decide a claim"
         assert isinstance(claim["ours"], float)
-    assert "| se3_sync | smoke | C1 |" in (repo_copy / "reports" / "claims.md").read_text()
+    assert "| se3_sync | smoke | C1 |" in (smoke_repo / "reports" / "claims.md").read_text()
 
-    runs = runs_of(repo_copy)
+    runs = runs_of(smoke_repo)
     stages = {r.data.tags["stage"]: r for r in runs if r.data.tags.get("kind") == "stage"}
     parents = [r for r in runs if r.data.tags.get("kind") == "pipeline"]
     assert set(stages) == {"generate", "solve", "evaluate"}
@@ -71,24 +62,28 @@ def test_smoke_repro_outputs_tracking_noop_and_bad_params(repo_copy, prefect_ser
     assert "C1.ours" in stages["evaluate"].data.metrics
 
     started = time.monotonic()
-    again = dvc(repo_copy, "repro")
+    again = dvc(smoke_repo, "repro")
     assert "up to date" in again.stdout.lower() or "didn't change" in again.stdout.lower(), again.stdout
     assert time.monotonic() - started < 30
-    assert len(runs_of(repo_copy)) == len(runs)
+    assert len(runs_of(smoke_repo)) == len(runs)
 
     # The task runner is a setting: Dask (prefect-dask, local cluster) gives the same estimates.
     threaded = estimates(data / "runs")
-    env = stage_env(repo_copy) | {"PAPERS_TASK_RUNNER": "dask"}
-    done = subprocess.run([sys.executable, "-m", "stages", "se3_sync", "solve"], cwd=repo_copy, env=env,
+    env = stage_env(smoke_repo) | {"PAPERS_TASK_RUNNER": "dask"}
+    done = subprocess.run([sys.executable, "-m", "stages", "se3_sync", "solve"], cwd=smoke_repo, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert estimates(data / "runs") == threaded
 
-    params = repo_copy / "stages" / "se3_sync" / "params.yaml"
-    params.write_text(params.read_text().replace("noise_levels: [0.05]", "noise_levels: [0.05, 0.1, -0.1]", 1))
-    failed = dvc(repo_copy, "repro", "stages/se3_sync/dvc.yaml", check=False)
+    params = smoke_repo / "stages" / "se3_sync" / "params.yaml"
+    good = params.read_text()
+    params.write_text(good.replace("noise_levels: [0.05]", "noise_levels: [0.05, 0.1, -0.1]", 1))
+    try:
+        failed = dvc(smoke_repo, "repro", "stages/se3_sync/dvc.yaml", check=False)
+    finally:
+        params.write_text(good)  # the copy is shared by the other pipeline tests
     assert failed.returncode != 0
     assert "se3_sync.smoke.noise_levels[2]: must be >= 0, got -0.1" in failed.stderr + failed.stdout
     assert not (data / "instances").exists(), "a failed stage must leave no output for DVC to take"
-    failed_runs = [r for r in runs_of(repo_copy) if r.info.status == "FAILED" and r.data.tags.get("stage") == "generate"]
+    failed_runs = [r for r in runs_of(smoke_repo) if r.info.status == "FAILED" and r.data.tags.get("stage") == "generate"]
     assert failed_runs and "noise_levels[2]" in failed_runs[0].data.tags["error"]

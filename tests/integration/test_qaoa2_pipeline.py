@@ -9,15 +9,14 @@ from mlflow.tracking import MlflowClient
 
 from tasks.quantum.instances import brute_force_maxcut, read_edge_list
 from tests.conftest import papers
-from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+from tests.integration.test_pipeline import CLAIM_FIELDS
 
 pytestmark = pytest.mark.integration
 
 
-def test_smoke_pipeline_and_solving_a_users_graph(repo_copy, prefect_server, tmp_path):
-    dvc(repo_copy, "repro", "stages/neural_qaoa2/dvc.yaml")
+def test_smoke_pipeline_and_solving_a_users_graph(smoke_repo, tmp_path):
 
-    data = repo_copy / "data" / "neural_qaoa2"
+    data = smoke_repo / "data" / "neural_qaoa2"
     for name in ("graphs/train", "graphs/test_id", "graphs/test_ood", "reference.json", "critic_data.json", "networks.pt",
                  "train_curves.csv", "runs.csv", "per_graph.csv", "metrics.json", "plots/rho_per_policy.png",
                  "plots/critic_calibration.png"):
@@ -28,7 +27,7 @@ def test_smoke_pipeline_and_solving_a_users_graph(repo_copy, prefect_server, tmp
     metrics = json.loads((data / "metrics.json").read_text())
     assert all(0 <= metrics[f"test_id.{p}.mean_rho"] <= 1 for p in ("random", "modularity", "boundary", "kl", "neural"))
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    client = MlflowClient(tracking_uri=f"sqlite:///{smoke_repo / 'mlflow' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("neural_qaoa2")
     stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
     assert set(stages) == {"generate", "solve", "train", "evaluate"} and all(r.info.status == "FINISHED" for r in stages.values())
@@ -41,7 +40,7 @@ def test_smoke_pipeline_and_solving_a_users_graph(repo_copy, prefect_server, tmp
     optimum, _ = brute_force_maxcut(read_edge_list(graph_file))
     for policy in ("neural", "kl"):
         out = tmp_path / f"{policy}.txt"
-        done = papers(repo_copy, "qaoa2", "solve", str(graph_file), "--policy", policy, "--n-max", "5", "--out", str(out), "--json")
+        done = papers(smoke_repo, "qaoa2", "solve", str(graph_file), "--policy", policy, "--n-max", "5", "--out", str(out), "--json")
         assert done.returncode == 0, done.stderr
         summary = json.loads(done.stdout)
         assert set(summary) >= {"cut", "assignment_file", "time_s", "policy"} and summary["policy"] == policy
@@ -50,10 +49,10 @@ def test_smoke_pipeline_and_solving_a_users_graph(repo_copy, prefect_server, tmp
 
     qubo = tmp_path / "q.txt"
     qubo.write_text("1 -2 0\n-2 3 1\n0 1 -1\n")
-    done = papers(repo_copy, "qaoa2", "solve", str(qubo), "--qubo", "--policy", "random", "--json")
+    done = papers(smoke_repo, "qaoa2", "solve", str(qubo), "--qubo", "--policy", "random", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["qubo_objective"] == json.loads(done.stdout)["cut"]
 
     bad = tmp_path / "bad.txt"
     bad.write_text("0 1 1\n1 x 2\n")
-    failed = papers(repo_copy, "qaoa2", "solve", str(bad), "--policy", "random")
+    failed = papers(smoke_repo, "qaoa2", "solve", str(bad), "--policy", "random")
     assert failed.returncode == 2 and "bad.txt" in failed.stderr and ":2" in failed.stderr

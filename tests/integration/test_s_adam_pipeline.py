@@ -7,15 +7,14 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+from tests.integration.test_pipeline import CLAIM_FIELDS
 
 pytestmark = pytest.mark.integration
 
 
-def test_smoke_pipeline(repo_copy, prefect_server):
-    dvc(repo_copy, "repro", "stages/s_adam/dvc.yaml")
+def test_smoke_pipeline(smoke_repo):
 
-    data = repo_copy / "data" / "s_adam"
+    data = smoke_repo / "data" / "s_adam"
     for name in ("splits/digits_split_0.npz", "manifest.json", "summary.csv", "metrics.json",
                  "plots/loss_lgi_digits-qat-4bit.png", "plots/loss_lgi_digits-noisy-smallbatch.png", "plots/rosenbrock.png",
                  "runs/digits-qat-4bit/sadam/0/lgi_trace.csv", "runs/digits-noisy-smallbatch/adamw/0/epochs.csv",
@@ -32,7 +31,7 @@ def test_smoke_pipeline(repo_copy, prefect_server):
     assert 0 < metrics["digits-qat-4bit.sadam.mean_damp"] < 1
     assert np.load(data / "runs/ns-rosenbrock/sadam/0/trajectory.npy").shape == (201, 2)
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    client = MlflowClient(tracking_uri=f"sqlite:///{smoke_repo / 'mlflow' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("s_adam")
     stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
     assert set(stages) == {"generate", "train", "evaluate"} and all(r.info.status == "FINISHED" for r in stages.values())

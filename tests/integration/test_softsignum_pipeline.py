@@ -7,15 +7,14 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+from tests.integration.test_pipeline import CLAIM_FIELDS
 
 pytestmark = pytest.mark.integration
 
 
-def test_smoke_pipeline(repo_copy, prefect_server):
-    dvc(repo_copy, "repro", "stages/softsignum/dvc.yaml")
+def test_smoke_pipeline(smoke_repo):
 
-    data = repo_copy / "data" / "softsignum"
+    data = smoke_repo / "data" / "softsignum"
     for name in ("instances/quad_het_0.npz", "instances/mat_het_0.npz", "stdlib_charlm.npz", "stdlib_charlm.manifest.json",
                  "calibration.json", "runs/quad_het/softsignum/0/schedule.npy", "runs/charlm/softmuon/0/curve.csv",
                  "runs/mat_het/muon/0/metrics.json", "metrics.json", "plots/quad_het_curves.png",
@@ -31,7 +30,7 @@ def test_smoke_pipeline(repo_copy, prefect_server):
     metrics = json.loads((data / "metrics.json").read_text())
     assert metrics["pre_transition.coincide"] == 1.0  # soft methods follow their hard twins exactly until T_sign
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    client = MlflowClient(tracking_uri=f"sqlite:///{smoke_repo / 'mlflow' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("softsignum")
     stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
     assert set(stages) == {"generate", "calibrate", "train", "evaluate"}

@@ -7,15 +7,14 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+from tests.integration.test_pipeline import CLAIM_FIELDS
 
 pytestmark = pytest.mark.integration
 
 
-def test_smoke_pipeline(repo_copy, prefect_server):
-    dvc(repo_copy, "repro", "stages/sps_safe/dvc.yaml")
+def test_smoke_pipeline(smoke_repo):
 
-    data = repo_copy / "data" / "sps_safe"
+    data = smoke_repo / "data" / "sps_safe"
     for name in ("problems/svm_interp_0.npz", "problems/svm_noisy_0.npz", "problems/digits.npz", "runs/svm_interp_0.npz",
                  "runs/svm_noisy_0.npz", "digits/sps_safe_M1_0.npz", "digits/adam_lr0.001_0.npz", "summary.csv",
                  "plots/svm_interp_rel_subopt.png", "plots/svm_noisy_step_sizes.png", "plots/svm_noisy_grad_norms.png",
@@ -33,7 +32,7 @@ def test_smoke_pipeline(repo_copy, prefect_server):
     assert 0 <= metrics["svm_noisy.sps_safe_M1000.safeguard_fraction"] <= 1
     assert 0 <= metrics["digits.adam_lr0.001.test_accuracy"] <= 1
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    client = MlflowClient(tracking_uri=f"sqlite:///{smoke_repo / 'mlflow' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("sps_safe")
     stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
     assert set(stages) == {"generate", "solve", "train", "evaluate"} and all(r.info.status == "FINISHED" for r in stages.values())

@@ -11,16 +11,15 @@ import trimesh
 from mlflow.tracking import MlflowClient
 
 from tasks.cfd.vehicles import export_stl, sample_family
-from tests.conftest import papers
-from tests.integration.test_pipeline import CLAIM_FIELDS, dvc
+from tests.conftest import dvc, papers
+from tests.integration.test_pipeline import CLAIM_FIELDS
 
 pytestmark = pytest.mark.integration
 
 
-def test_smoke_pipeline_and_a_users_mesh(repo_copy, prefect_server, tmp_path):
-    dvc(repo_copy, "repro", "stages/unidrag/dvc.yaml")
+def test_smoke_pipeline_and_a_users_mesh(smoke_repo, tmp_path):
 
-    data = repo_copy / "data" / "unidrag"
+    data = smoke_repo / "data" / "unidrag"
     shapes, labels = sorted((data / "shapes").glob("*.npz")), sorted((data / "labels").glob("*.npz"))
     assert len(shapes) == len(labels) == 16
     with np.load(shapes[0]) as shape, np.load(labels[0]) as label:
@@ -58,7 +57,7 @@ def test_smoke_pipeline_and_a_users_mesh(repo_copy, prefect_server, tmp_path):
                  "surface_cp_predicted", "drag_profiles_opt", "deformed_silhouettes"):
         assert (data / "plots" / f"{plot}.png").exists(), plot
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
+    client = MlflowClient(tracking_uri=f"sqlite:///{smoke_repo / 'mlflow' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("unidrag")
     stages = {r.data.tags["stage"]: r for r in client.search_runs([experiment.experiment_id], "tags.kind = 'stage'")}
     assert set(stages) == {"generate", "validate", "train", "solve", "calibrate", "evaluate"}
@@ -66,20 +65,20 @@ def test_smoke_pipeline_and_a_users_mesh(repo_copy, prefect_server, tmp_path):
     assert stages["generate"].data.metrics["nan_count"] == 0
     assert client.search_model_versions("name = 'unidrag-surrogate'")
 
-    again = dvc(repo_copy, "repro", "stages/unidrag/dvc.yaml")
+    again = dvc(smoke_repo, "repro", "stages/unidrag/dvc.yaml")
     assert "didn't change" in again.stdout or "up to date" in again.stdout
 
     # A user's STL: a generated 3D vehicle in millimetres (its nose section keeps a finite height).
     mesh = sample_family(4, 0)[2].mesh()
     mesh.apply_scale(4630.0)
     stl = export_stl(mesh, tmp_path / "car.stl")
-    done = papers(repo_copy, "unidrag", "predict", str(stl), "--json")
+    done = papers(smoke_repo, "unidrag", "predict", str(stl), "--json")
     assert done.returncode == 0, done.stderr
     prediction = json.loads(done.stdout)
     assert np.isfinite(prediction["cd"]) and len(prediction["profile"]) == 32
     assert prediction["length_scale"] == pytest.approx(4630.0)
     out = tmp_path / "car_optimized.stl"
-    done = papers(repo_copy, "unidrag", "optimize", str(stl), "--max-displacement", "0.04", "--steps", "5",
+    done = papers(smoke_repo, "unidrag", "optimize", str(stl), "--max-displacement", "0.04", "--steps", "5",
                   "--transformations", "2", "--verify", "--out", str(out), "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -91,5 +90,5 @@ def test_smoke_pipeline_and_a_users_mesh(repo_copy, prefect_server, tmp_path):
     assert deformed.is_watertight and np.ptp(deformed.vertices[:, 0]) == pytest.approx(4630.0, rel=1e-6)
 
     broken = trimesh.Trimesh(mesh.vertices, mesh.faces[:-3], process=False)
-    failed = papers(repo_copy, "unidrag", "predict", str(export_stl(broken, tmp_path / "open.stl")))
+    failed = papers(smoke_repo, "unidrag", "predict", str(export_stl(broken, tmp_path / "open.stl")))
     assert failed.returncode == 2 and "not watertight" in failed.stderr and "open.stl" in failed.stderr
