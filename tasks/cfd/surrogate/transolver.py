@@ -77,22 +77,35 @@ class Block(nn.Module):
         return h + self.ffn(self.norm2(h))
 
 
-class Transolver(nn.Module):
-    """Embedding MLP -> n_b Physics-Attention blocks over surface + volume tokens -> shared heads."""
+class PhysicsTrunk(nn.Module):
+    """The trunk every slice-attention surrogate shares: an embedding MLP, then n_b blocks over the
+    union of surface and volume tokens (one set of slices couples body and flow)."""
 
-    def __init__(self, features: int, d: int, blocks: int, heads: int, slices: int, bins: int):
+    def __init__(self, features: int, d: int, blocks: int, attention):
         super().__init__()
         self.embed = mlp([features, 2 * d, d])
-        self.blocks = nn.ModuleList(Block(d, PhysicsAttention(d, heads, slices)) for _ in range(blocks))
-        self.heads = Heads(d, bins)
+        self.blocks = nn.ModuleList(Block(d, attention()) for _ in range(blocks))
 
     def trunk_parameters(self) -> list[nn.Parameter]:
+        """The parameters every modality shares (where MPL applies PCGrad)."""
         return [*self.embed.parameters(), *self.blocks.parameters()]
 
-    def forward(self, surface_feats, volume_feats, surface_x) -> dict[str, torch.Tensor]:
+    def trunk(self, surface_feats: torch.Tensor, volume_feats: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Surface [B, Ns, d] and volume [B, Nv, d] token states after the blocks."""
         ns = surface_feats.shape[1]
         h = self.embed(torch.cat([surface_feats, volume_feats], 1))
         for block in self.blocks:
             h = block(h)
-        hs, hv = h[:, :ns], h[:, ns:]
+        return h[:, :ns], h[:, ns:]
+
+
+class Transolver(PhysicsTrunk):
+    """Embedding MLP -> n_b Physics-Attention blocks over surface + volume tokens -> shared heads."""
+
+    def __init__(self, features: int, d: int, blocks: int, heads: int, slices: int, bins: int):
+        super().__init__(features, d, blocks, lambda: PhysicsAttention(d, heads, slices))
+        self.heads = Heads(d, bins)
+
+    def forward(self, surface_feats, volume_feats, surface_x) -> dict[str, torch.Tensor]:
+        hs, hv = self.trunk(surface_feats, volume_feats)
         return self.heads(hs, hv, hs, hs, surface_x)

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .heads import Heads, mlp
-from .transolver import TEMPERATURE_INIT, Block, PhysicsAttention, slice_weights
+from .transolver import TEMPERATURE_INIT, PhysicsAttention, PhysicsTrunk, slice_weights
 
 MODALITIES = ("surface", "volume", "cd", "profile")
 TEMPERATURE_OFFSET_BIAS = -2.0  # softplus(-2) = 0.13: start near the plain slices' T = 0.5 (our choice)
@@ -86,7 +86,7 @@ class GatedExpertRouting(nn.Module):
         return routed
 
 
-class UniDragNet(nn.Module):
+class UniDragNet(PhysicsTrunk):
     """Embedding MLP -> n_b (e)PSA blocks over surface + volume tokens -> GER (or one FFN) -> heads.
 
     forward returns the heads' dict plus aux_loss (the load-balance loss summed over the four
@@ -94,28 +94,18 @@ class UniDragNet(nn.Module):
 
     def __init__(self, features: int, d: int, blocks: int, heads: int, slices: int, experts: int, top_k: int,
                  bins: int, ger: bool = True, epsa: bool = True):
-        super().__init__()
         attention = EideticPhysicsAttention if epsa else PhysicsAttention
-        self.embed = mlp([features, 2 * d, d])
-        self.blocks = nn.ModuleList(Block(d, attention(d, heads, slices)) for _ in range(blocks))
+        super().__init__(features, d, blocks, lambda: attention(d, heads, slices))
         self.routing = GatedExpertRouting(d, experts, top_k) if ger else None
         self.ffn = None if ger else mlp([d, 2 * d, d])
         self.heads = Heads(d, bins)
 
-    def trunk_parameters(self) -> list[nn.Parameter]:
-        """The parameters every modality shares before routing (where MPL applies PCGrad)."""
-        return [*self.embed.parameters(), *self.blocks.parameters()]
-
     def forward(self, surface_feats, volume_feats, surface_x) -> dict[str, torch.Tensor]:
-        ns = surface_feats.shape[1]
-        h = self.embed(torch.cat([surface_feats, volume_feats], 1))
-        for block in self.blocks:
-            h = block(h)
-        hs, hv = h[:, :ns], h[:, ns:]
+        hs, hv = self.trunk(surface_feats, volume_feats)
         if self.routing is None:
             rs, rv = self.ffn(hs), self.ffn(hv)
             out = self.heads(rs, rv, rs, rs, surface_x)
-            return out | {"aux_loss": h.new_zeros(())}
+            return out | {"aux_loss": hs.new_zeros(())}
         routed = self.routing(hs, ("surface", "cd", "profile")) | self.routing(hv, ("volume",))
         out = self.heads(*(routed[m][0] for m in MODALITIES), surface_x)
         aux = sum(load_balance_loss(routed[m][1]) for m in MODALITIES)
