@@ -8,7 +8,7 @@ import tempfile
 from itertools import product
 from pathlib import Path
 
-from flows import se3_sync
+from flows.se3_sync import pipeline as se3_sync
 from tasks.core.io import repo_root, write_json
 from tasks.core.params import load_paper_params
 from tasks.core.stage import StageContext

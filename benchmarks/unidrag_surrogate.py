@@ -16,7 +16,8 @@ from functools import partial
 import numpy as np
 import torch
 
-from flows.unidrag import Params
+from flows.unidrag.params import Params
+from flows.unidrag.pipeline import train_config
 from tasks.cfd.lbm import run_lbm
 from tasks.cfd.shape_opt import OptimSettings, apply, contour_normals, drag_force, identity, prepare
 from tasks.cfd.surrogate.dataset import Sample, Standardizer
@@ -63,7 +64,7 @@ def main() -> dict:
     lbm = run_lbm(params.solver.setup("cpu"), [tunnel_body(vehicle, params.solver.placement())])
     samples = synthetic_samples(params, 8)
     standardizer = Standardizer.fit(samples)
-    config = params.surrogate.config("unidrag", 0, params.sampling, params.solver.profile_bins)
+    config = train_config(params.surrogate, "unidrag", 0, params.sampling, params.solver.profile_bins)
     trained = TrainedSurrogate(config, build_model(config).eval(), standardizer)
     settings = OptimSettings(surface_points=params.sampling.surface_points, volume_points=params.sampling.volume_points)
     shape = prepare(vehicle.contour(params.geometry.contour_points)[0], settings)
@@ -81,7 +82,7 @@ def main() -> dict:
     inference_s, call_s = median_seconds(forward), median_seconds(forward_backward)
     training = []
     for kind in KINDS:
-        kind_config = dataclasses.replace(params.surrogate.config(kind, 0, params.sampling, params.solver.profile_bins),
+        kind_config = dataclasses.replace(train_config(params.surrogate, kind, 0, params.sampling, params.solver.profile_bins),
                                           steps=TRAIN_STEPS)
         history = train_surrogate(kind_config, samples, [], standardizer).history
         training.append({"kind": kind, "seconds_per_step": history["seconds_per_step"],

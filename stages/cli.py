@@ -15,7 +15,7 @@ from tasks.core.claims import claims_rows, read_claims, status_word
 from tasks.core.io import repo_root
 from tasks.core.params import PROFILES
 
-from .console import console as make_console
+from tasks.core.console import console as make_console
 from .environment import MLFLOW_UI_PORT, configure
 from .report import claims_paths
 from .spec import paper_stages, papers
@@ -33,11 +33,11 @@ ROOT = _root()
 configure(ROOT)
 
 from . import server  # noqa: E402  (reads the environment configure() set)
-from .mip_early_stop.cli import app as mip_app  # noqa: E402
-from .neural_qaoa2.cli import app as qaoa2_app  # noqa: E402
-from .se3_sync.cli import app as se3_sync_app  # noqa: E402
-from .unidrag.cli import app as cfd_app  # noqa: E402
-from .unidrag.cli import unidrag_app  # noqa: E402
+from flows.mip_early_stop.cli import app as mip_app  # noqa: E402
+from flows.neural_qaoa2.cli import app as qaoa2_app  # noqa: E402
+from flows.se3_sync.cli import app as se3_sync_app  # noqa: E402
+from flows.unidrag.cli import app as cfd_app  # noqa: E402
+from flows.unidrag.cli import unidrag_app  # noqa: E402
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
 server_app = typer.Typer(help="The local Prefect server (state under .prefect/).", no_args_is_help=True)

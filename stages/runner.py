@@ -8,7 +8,6 @@ success, so DVC never takes a half-written file for a result.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import os
 import sys
@@ -24,7 +23,7 @@ from tasks.core.provenance import git_commit, git_dirty
 from tasks.core.stage import StageContext
 
 from . import server
-from .spec import StageSpec, stage_spec
+from .spec import StageSpec, paper_pipeline, stage_spec
 from .tracker import Tracker
 
 
@@ -74,7 +73,7 @@ def run_stage(root: Path, paper: str, stage: str) -> int:
     status, error = 0, None
     try:
         active_profile(root)
-        flows = importlib.import_module(f"flows.{paper}")
+        flows = paper_pipeline(paper)
         params = load_paper_params(root, paper, profile, flows.Params)
         # Only papers whose params name a device use torch; the others skip its 1 s import.
         device = resolve_device(params.device) if hasattr(params, "device") else "cpu"

@@ -5,8 +5,10 @@ to know what to hash (run lookup) and what to write atomically.
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import yaml
 
@@ -52,3 +54,8 @@ def stage_spec(root: Path, paper: str, stage: str) -> StageSpec:
             return spec
     known = ", ".join(s.stage for s in paper_stages(root, paper))
     raise KeyError(f"unknown stage {stage!r} of {paper} (stages: {known})")
+
+
+def paper_pipeline(paper: str) -> ModuleType:
+    """The paper's wiring module `flows/<paper>/pipeline.py`: its typed `Params` and `STAGES`."""
+    return importlib.import_module(f"flows.{paper}.pipeline")

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 
 @dataclass
@@ -20,6 +23,23 @@ class Claim:
     threshold: float | None
     passed: bool | None
     details: dict = field(default_factory=dict)
+
+
+def decided(ok: bool, decide: bool, *values) -> bool | None:
+    """A claim's verdict: `ok` as measured when the profile decides and every number behind it
+    exists (none of `values` is None); None (undecided) otherwise."""
+    return bool(ok) if decide and all(v is not None for v in values) else None
+
+
+def median_of(values: Iterable[float]) -> float | None:
+    """Median of the values (over seeds, graphs, instances), None when there are none."""
+    values = list(values)
+    return float(np.median(values)) if values else None
+
+
+def median_where(rows: Iterable[dict], key: str, **where) -> float | None:
+    """Median of row[key] over the rows whose fields equal `where` (optimizer="muon", ...); None when none match."""
+    return median_of(row[key] for row in rows if all(row.get(k) == v for k, v in where.items()))
 
 
 def claims_document(paper: str, profile: str, commit: str, claims: list[Claim]) -> dict:

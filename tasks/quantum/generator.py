@@ -256,3 +256,15 @@ def load_networks(path: str | Path) -> tuple[Critic, JointGenerator, dict]:
     generator = JointGenerator(**blob["generator"]["config"])
     generator.load_state_dict(blob["generator"]["state"])
     return critic.eval(), generator, blob["config"]
+
+
+def policy_from_networks(path: Path, tta_steps: int):
+    """The Neural policy of trained networks (angles as plain floats for the QAOA solver)."""
+    critic, generator, _ = load_networks(path)
+    adapt = neural_policy(generator, critic, steps=tta_steps)
+
+    def policy(graph, n_max, rng, level):
+        parts, params = adapt(graph, n_max, rng, level)
+        return parts, [(float(np.ravel(g)[0]), float(np.ravel(b)[0])) for g, b in params]
+
+    return policy

@@ -1,17 +1,27 @@
-"""A tiny decoder-only Transformer for character language modelling (spec softsignum §6.3).
+"""The stdlib char-LM training task: a tiny decoder-only Transformer (spec softsignum §6.3) and its one runner.
 
 Pre-LN blocks, GELU MLP, learned positions, untied embedding and head, causal attention, no
 dropout (so a forward pass is a deterministic function of weights and batch, which the closure
 convention of the optimizers relies on). ~117k parameters at the default config.
+
+`train_charlm` is the one way every paper trains it, so "Muon on the char-LM" is the same run in every paper:
+weights from derive_seed(seed, "model"), batches from derive_seed(seed, "charlm-batches"), cosine decay to
+lr_floor, validation on the first `eval_windows` windows of the validation text.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from tasks.core.seeding import derive_seed
+from tasks.train.corpus import CharCorpus
+from tasks.train.loop import TrainResult, cosine_factor, run_training
 
 
 @dataclass
@@ -150,3 +160,58 @@ def evaluate_charlm(model: CharTransformer, data: torch.Tensor, context: int, ma
     model.train(was_training)
     loss = total_loss / count
     return {"loss": loss, "accuracy": correct / count, "perplexity": math.exp(loss)}
+
+
+@dataclass(frozen=True)
+class CharLMSetting:
+    """One char-LM training budget: `steps` of `batch` windows, evaluated every `eval_every` steps (0: only at
+    the end) on the first `eval_windows` validation windows; on_nonfinite="stop" ends a diverging run (LR
+    grids) instead of raising."""
+
+    steps: int
+    batch: int
+    eval_every: int
+    eval_windows: int
+    lr_floor: float = 0.1
+    config: CharLMConfig = field(default_factory=CharLMConfig)
+    device: str = "cpu"
+    on_nonfinite: Literal["raise", "stop"] = "raise"
+
+
+@dataclass
+class CharLMRun:
+    """The trained model, its optimizer and parameter split, and the loop's result."""
+
+    model: CharTransformer
+    optimizer: torch.optim.Optimizer
+    matrices: list[nn.Parameter]
+    others: list[nn.Parameter]
+    result: TrainResult
+
+
+def train_charlm(corpus: CharCorpus, make_optimizer: Callable[[list, list], torch.optim.Optimizer], seed: int,
+                 setting: CharLMSetting) -> CharLMRun:
+    """Train the Transformer from the seed's initialisation with make_optimizer(matrices, others) (hidden
+    matrices of the blocks, everything else: tasks.optim.registry.optimizer_factory gives one). Batches depend
+    on the seed alone, so a run with more steps sees the shorter run's batches first."""
+    model = CharTransformer(setting.config, seed=derive_seed(seed, "model")).to(setting.device)
+    matrices, others = split_matrix_params(model)
+    optimizer = make_optimizer(matrices, others)
+    windows = torch.Generator().manual_seed(derive_seed(seed, "charlm-batches"))
+    context, device = setting.config.context, setting.device
+    val = corpus.val.to(device)
+
+    def next_batch(i: int):
+        x, y = random_windows(corpus.train, context, setting.batch, windows)
+        return x.to(device), y.to(device)
+
+    def loss_on_batch(batch) -> torch.Tensor:
+        x, y = batch
+        logits = model(x)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+    result = run_training(optimizer, loss_on_batch, next_batch, setting.steps,
+                          evaluate=lambda: evaluate_charlm(model, val, context, max_windows=setting.eval_windows),
+                          eval_every=setting.eval_every, lr_factor=cosine_factor(setting.steps, setting.lr_floor),
+                          on_nonfinite=setting.on_nonfinite)
+    return CharLMRun(model, optimizer, matrices, others, result)

@@ -1,16 +1,22 @@
 """scikit-learn's bundled digits (1797 8x8 images, 10 classes) and the MLP classifiers trained on
-them: s_adam §6 (QAT and noisy small-batch), sps_safe §6 P3, limuon §6 optional task."""
+them: s_adam §6 (QAT and noisy small-batch), sps_safe §6 P3, limuon §6 optional task.
+
+train_classifier is the one runner of those papers: an MLP trained by any optimizer factory, with
+per-step rows, per-epoch test evaluations and per-epoch wall times; each paper shapes its own record."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from tasks.core.seeding import derive_seed
+from tasks.train.loop import run_training
 
 # (Q, lo, hi) of fake_quantize (s_adam §5): true 4-bit, and the official CIFAR-100 script's 4 levels
 QUANT_4BIT = (7.0, -8, 7)
@@ -142,3 +148,68 @@ def batch_sampler(n: int, batch: int, generator: torch.Generator):
 
 def steps_per_epoch(n: int, batch: int) -> int:
     return -(-n // batch)
+
+
+# (matrices, others) -> the optimizer over them: tasks.optim.registry.optimizer_factory(name, **hyperparameters)
+OptimizerFactory = Callable[[list, list], torch.optim.Optimizer]
+
+
+@dataclass
+class ClassifierRun:
+    """curve: one row per step (run_training's: step counted over the whole run, loss, lr, grad_evals,
+    forward_evals, the optimizer's stats, grad_norm_sq), plus its epoch 1..; evals: the test split's
+    loss and accuracy per epoch, epoch 0 (the initial network) included; epoch_wall_time_s: each
+    epoch's training time (evaluations excluded)."""
+
+    steps_per_epoch: int
+    curve: list[dict] = field(default_factory=list)
+    evals: list[dict] = field(default_factory=list)
+    epoch_wall_time_s: list[float] = field(default_factory=list)
+
+    def epoch_curve(self, epoch: int) -> list[dict]:
+        return [row for row in self.curve if row["epoch"] == epoch]
+
+
+def train_classifier(split: DigitsSplit, make_optimizer: OptimizerFactory, *, n_classes: int, seed: int, epochs: int,
+                     batch: int, hidden: tuple[int, ...], quant: tuple[float, int, int] | None = None,
+                     device: str = "cpu") -> ClassifierRun:
+    """Train the MLP (inputs, *hidden, n_classes) (fake-quantised with `quant`) on split.x_train,
+    split.y_train by cross-entropy for `epochs` epochs of `batch` samples; evaluate on the test split
+    before training and after every epoch.
+
+    The weights come from derive_seed(seed, "model") and the shuffling order from
+    derive_seed(seed, "shuffle") alone, so every optimizer of a seed starts from the same network and
+    sees the same batches. The optimizer is make_optimizer([], parameters): the MLP has no hidden-matrix
+    split, every parameter goes to `others` in the model's order (layer by layer, weight then bias),
+    which is part of the numbers (S-Adam draws its probes in that order).
+    """
+    if epochs < 1:
+        raise ValueError(f"epochs: must be >= 1, got {epochs!r}")
+    x_train = torch.as_tensor(split.x_train, dtype=torch.float32, device=device)
+    y_train = torch.as_tensor(split.y_train, dtype=torch.int64, device=device)
+    x_test = torch.as_tensor(split.x_test, dtype=torch.float32, device=device)
+    y_test = torch.as_tensor(split.y_test, dtype=torch.int64, device=device)
+    model = MLP((x_train.shape[1], *hidden, n_classes), quant=quant, seed=derive_seed(seed, "model")).to(device)
+    optimizer = make_optimizer([], list(model.parameters()))
+    next_batch = batch_sampler(len(x_train), batch, torch.Generator().manual_seed(derive_seed(seed, "shuffle")))
+
+    def loss_on_batch(indices: torch.Tensor) -> torch.Tensor:
+        indices = indices.to(device)
+        return F.cross_entropy(model(x_train[indices]), y_train[indices])
+
+    def evaluate() -> dict:
+        return evaluate_classifier(model, x_test, y_test)
+
+    run = ClassifierRun(steps_per_epoch(len(x_train), batch))
+    run.evals.append({"epoch": 0, "step": 0, **evaluate()})
+    grad_evals = forward_evals = 0
+    for epoch in range(1, epochs + 1):  # one run_training per epoch: its wall time is the epoch's
+        offset = (epoch - 1) * run.steps_per_epoch
+        result = run_training(optimizer, loss_on_batch, next_batch, run.steps_per_epoch, evaluate=evaluate,
+                              record_grad_norm=True)
+        run.curve += [row | {"step": offset + row["step"], "epoch": epoch, "grad_evals": grad_evals + row["grad_evals"],
+                             "forward_evals": forward_evals + row["forward_evals"]} for row in result.curve]
+        run.evals.append({"epoch": epoch, **result.final, "step": offset + result.final["step"]})
+        run.epoch_wall_time_s.append(result.wall_time_s)
+        grad_evals, forward_evals = grad_evals + result.grad_evals, forward_evals + result.forward_evals
+    return run

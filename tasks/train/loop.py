@@ -45,10 +45,17 @@ def _synchronize(optimizer: torch.optim.Optimizer) -> None:
         torch.cuda.synchronize()
 
 
+def grad_norm_sq(optimizer: torch.optim.Optimizer) -> float:
+    """||g||^2 over every parameter of `optimizer` with a gradient, together, in float64."""
+    return float(sum(p.grad.double().square().sum() for group in optimizer.param_groups for p in group["params"]
+                     if p.grad is not None))
+
+
 def _closure_for(optimizer: torch.optim.Optimizer, loss_on_batch: Callable[[Any], torch.Tensor], batch: Any,
-                 counts: TrainResult) -> tuple[Callable[..., torch.Tensor], list[torch.Tensor]]:
+                 counts: TrainResult, grad_norms: list[float] | None = None
+                 ) -> tuple[Callable[..., torch.Tensor], list[torch.Tensor]]:
     """The step's closure on `batch` (counting its calls in `counts`) and a list that receives the
-    loss of its first call."""
+    loss of its first call; `grad_norms`, if given, receives ||g||^2 right after its first backward."""
     first_loss: list[torch.Tensor] = []
 
     def closure(backward: bool = True) -> torch.Tensor:
@@ -62,6 +69,8 @@ def _closure_for(optimizer: torch.optim.Optimizer, loss_on_batch: Callable[[Any]
                 loss = loss_on_batch(batch)
                 loss.backward()
             counts.grad_evals += 1
+            if grad_norms is not None and not grad_norms:
+                grad_norms.append(grad_norm_sq(optimizer))
         if not first_loss:
             first_loss.append(loss)
         return loss
@@ -72,7 +81,8 @@ def _closure_for(optimizer: torch.optim.Optimizer, loss_on_batch: Callable[[Any]
 def run_training(optimizer: torch.optim.Optimizer, loss_on_batch: Callable[[Any], torch.Tensor],
                  next_batch: Callable[[int], Any], steps: int, *, evaluate: Callable[[], dict] | None = None,
                  eval_every: int = 0, lr_factor: Callable[[int], float] | None = None, log_every: int = 1,
-                 eval_at_start: bool = False, on_nonfinite: Literal["raise", "stop"] = "raise") -> TrainResult:
+                 eval_at_start: bool = False, on_nonfinite: Literal["raise", "stop"] = "raise",
+                 record_grad_norm: bool = False) -> TrainResult:
     """Run `steps` optimizer steps; step i (0-based) draws `next_batch(i)` and sets every param group's
     lr to its initial lr x `lr_factor(i)`. Rows are recorded after the update with step = i + 1.
 
@@ -81,6 +91,9 @@ def run_training(optimizer: torch.optim.Optimizer, loss_on_batch: Callable[[Any]
     sync) only on logged steps and the last one, where a non-finite loss raises FloatingPointError
     naming the step (on_nonfinite="raise") or ends the run (on_nonfinite="stop", e.g. LR grids;
     the final evaluation still runs and shows the damage).
+
+    record_grad_norm: logged rows also carry grad_norm_sq, the mini-batch ||g||^2 of the step's first
+    backward (grad_norm_sq above), where the optimizer's `stats` record none of their own (SGD, Adam).
     """
     for name, value in (("steps", steps), ("log_every", log_every)):
         if value < 1:
@@ -112,13 +125,17 @@ def run_training(optimizer: torch.optim.Optimizer, loss_on_batch: Callable[[Any]
             for group, lr in zip(optimizer.param_groups, initial_lrs):
                 if lr is not None:
                     group["lr"] = lr * factor
-        closure, first_loss = _closure_for(optimizer, loss_on_batch, batch, result)
+        logged = step % log_every == 0 or step == steps
+        grad_norms = [] if record_grad_norm and logged else None
+        closure, first_loss = _closure_for(optimizer, loss_on_batch, batch, result, grad_norms)
         returned = optimizer.step(closure)
-        if step % log_every == 0 or step == steps:
+        if logged:
             loss = float(_scalar(returned if returned is not None else first_loss[0]))
+            stats = _optimizer_stats(optimizer)
+            if grad_norms and "grad_norm_sq" not in stats:
+                stats["grad_norm_sq"] = grad_norms[0]
             result.curve.append({"step": step, "loss": loss, "lr": _scalar(optimizer.param_groups[0].get("lr")),
-                                 "grad_evals": result.grad_evals, "forward_evals": result.forward_evals,
-                                 **_optimizer_stats(optimizer)})
+                                 "grad_evals": result.grad_evals, "forward_evals": result.forward_evals, **stats})
             if not math.isfinite(loss):
                 if on_nonfinite == "raise":
                     raise FloatingPointError(f"training loss is not finite ({loss}) at step {step} of {steps}")

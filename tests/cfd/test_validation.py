@@ -1,13 +1,9 @@
-"""Schafer-Turek cylinder and sphere validation; the `papers cfd` command."""
+"""Schafer-Turek cylinder and sphere validation."""
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from stages.unidrag.cli import app
 from tasks.cfd.lbm import Body, LBMSetup, run_lbm
 from tasks.cfd.validation import (
     Disc,
@@ -52,19 +48,6 @@ def test_recirculation_end_interpolates_the_sign_change():
 def test_schiller_naumann_values():
     assert schiller_naumann_drag(1.0) == pytest.approx(24 * 1.15)
     assert schiller_naumann_drag(100.0) == pytest.approx(24 / 100 * (1 + 0.15 * 100**0.687))
-
-
-def test_cli_json_has_every_metric():
-    result = CliRunner().invoke(app, ["cylinder", "--re", "20", "--diameter-cells", "6", "--steps", "300", "--json"])
-    assert result.exit_code == 0, result.output
-    document = json.loads(result.output)
-    assert set(document) >= {"cd_mean", "cd_max", "cl_max", "dp", "recirculation_length", "strouhal"}
-    assert document["strouhal"] is None and np.isfinite(document["cd_mean"])
-
-
-def test_cli_rejects_bad_options():
-    result = CliRunner().invoke(app, ["cylinder", "--diameter-cells", "2"])
-    assert result.exit_code != 0 and "diameter-cells" in result.output
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 """Params are validated into typed objects; a bad key, type or value is named with its path."""
 import pytest
 
-from flows import se3_sync
-from stages.spec import papers
+from flows.se3_sync.params import Params as Se3SyncParams
+from stages.spec import paper_pipeline, papers
 from tasks.core.params import PROFILES, ParamsError, active_profile, load_paper_params, read_yaml, validate
 from tests.conftest import ROOT
 
@@ -10,9 +10,7 @@ from tests.conftest import ROOT
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("paper", papers(ROOT))
 def test_every_profile_of_every_paper_validates(paper, profile):
-    import importlib
-
-    model = importlib.import_module(f"flows.{paper}").Params
+    model = paper_pipeline(paper).Params
     assert isinstance(load_paper_params(ROOT, paper, profile, model), model)
 
 
@@ -22,7 +20,7 @@ def default_profile() -> dict:
 
 def problems(data: dict) -> list[str]:
     with pytest.raises(ParamsError) as raised:
-        validate(se3_sync.Params, data, "se3_sync.default")
+        validate(Se3SyncParams, data, "se3_sync.default")
     return raised.value.problems
 
 

@@ -1,16 +1,16 @@
 """dvc.yaml, the flows registry, the root report stage and prefect.yaml agree with each other."""
-import importlib
+
 
 import yaml
 
-from stages.spec import paper_stages, papers
+from stages.spec import paper_pipeline, paper_stages, papers
 from tests.conftest import ROOT
 
 
 def test_every_paper_has_flows_readme_and_params():
     assert papers(ROOT), "no paper registered"
     for paper in papers(ROOT):
-        module = importlib.import_module(f"flows.{paper}")
+        module = paper_pipeline(paper)
         assert [s.stage for s in paper_stages(ROOT, paper)] == list(module.STAGES)
         assert (ROOT / "stages" / paper / "README.md").exists()
         assert (ROOT / "stages" / paper / "params.yaml").exists()

@@ -63,3 +63,4 @@ def test_evaluation_is_deterministic_and_counts_fixed_windows():
     assert abs(a["loss"] - torch.log(torch.tensor(98.0)).item()) < 0.2  # near-uniform at init
     assert a["perplexity"] == pytest.approx(torch.exp(torch.tensor(a["loss"])).item(), rel=1e-6)
     assert 0 <= a["accuracy"] <= 1 and model.training
+

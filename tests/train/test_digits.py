@@ -1,13 +1,17 @@
-"""Digits split and scalings, noisy labels, fake quantisation with STE, the (quantised) MLP, batches."""
+"""Digits split and scalings, noisy labels, fake quantisation with STE, the (quantised) MLP, batches,
+and the one classifier runner (train_classifier)."""
 from __future__ import annotations
 
 import pytest
 import torch
 
+from tasks.core.seeding import derive_seed
+from tasks.optim.polyak import SPSSafe
 from tasks.train.digits import (
     MLP,
     QUANT_4BIT,
     QUANT_CIFAR100_2BIT,
+    DigitsSplit,
     batch_sampler,
     digits_split,
     evaluate_classifier,
@@ -15,7 +19,9 @@ from tasks.train.digits import (
     minibatches,
     noisy_labels,
     steps_per_epoch,
+    train_classifier,
 )
+from tasks.train.loop import run_training
 
 
 def test_split_is_stratified_seeded_and_scaled():
@@ -95,3 +101,49 @@ def test_minibatches_cover_one_epoch_and_sampler_continues_into_the_next():
     drawn = [next_batch(i) for i in range(6)]
     assert all(torch.equal(a, b) for a, b in zip(drawn[:3], batches))
     assert sorted(torch.cat(drawn[3:]).tolist()) == list(range(10)) and not torch.equal(drawn[3], drawn[0])
+
+
+def tiny_split(seed=0) -> DigitsSplit:
+    g = torch.Generator().manual_seed(seed)
+    return DigitsSplit(torch.rand(40, 8, generator=g) * 2 - 1, torch.arange(40) % 3, torch.rand(12, 8, generator=g) * 2 - 1,
+                       torch.arange(12) % 3)
+
+
+def sgd(matrices, others):
+    assert matrices == []  # the MLP hands every parameter over as `others`, in the model's order
+    return torch.optim.SGD(others, lr=0.1)
+
+
+RUN = dict(n_classes=3, epochs=2, batch=16, hidden=(6,))
+
+
+def test_classifier_run_rows_evaluations_and_wall_times_per_epoch():
+    run = train_classifier(tiny_split(), sgd, seed=1, quant=QUANT_4BIT, **RUN)
+    assert run.steps_per_epoch == 3 and len(run.epoch_wall_time_s) == 2 and all(t > 0 for t in run.epoch_wall_time_s)
+    assert [row["step"] for row in run.curve] == [1, 2, 3, 4, 5, 6] and [row["epoch"] for row in run.curve] == [1] * 3 + [2] * 3
+    assert [row["grad_evals"] for row in run.curve] == [1, 2, 3, 4, 5, 6]
+    assert [(e["epoch"], e["step"]) for e in run.evals] == [(0, 0), (1, 3), (2, 6)]
+    assert all(row["grad_norm_sq"] > 0 for row in run.curve) and run.epoch_curve(2) == run.curve[3:]
+    again = train_classifier(tiny_split(), sgd, seed=1, quant=QUANT_4BIT, **RUN)
+    assert [row["loss"] for row in again.curve] == [row["loss"] for row in run.curve] and again.evals == run.evals
+
+
+def test_classifier_seeds_the_weights_and_batches_from_the_run_seed_alone():
+    split = tiny_split()
+    sgd_run, sps_run = (train_classifier(split, make, seed=1, **RUN)
+                        for make in (sgd, lambda matrices, others: SPSSafe(others, M=1.0)))
+    assert sgd_run.evals[0] == sps_run.evals[0]  # the same initial network for every optimizer of a seed
+    assert train_classifier(split, sgd, seed=2, **RUN).evals[0] != sgd_run.evals[0]
+    # by hand: weights from derive_seed(seed, "model"), batches from derive_seed(seed, "shuffle"), one run_training
+    model = MLP((8, 6, 3), seed=derive_seed(1, "model"))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    result = run_training(optimizer, lambda i: torch.nn.functional.cross_entropy(model(split.x_train[i]), split.y_train[i]),
+                          batch_sampler(40, 16, torch.Generator().manual_seed(derive_seed(1, "shuffle"))), 6,
+                          evaluate=lambda: evaluate_classifier(model, split.x_test, split.y_test))
+    assert [row["loss"] for row in result.curve] == [row["loss"] for row in sgd_run.curve]
+    assert result.final["accuracy"] == sgd_run.evals[-1]["accuracy"]
+
+
+def test_classifier_keeps_the_optimizers_own_gradient_norm():
+    run = train_classifier(tiny_split(), lambda matrices, others: SPSSafe(others, M=1.0), seed=1, **RUN)
+    assert all({"step_size", "grad_norm_sq", "safeguard_active"} <= set(row) for row in run.curve)

@@ -145,3 +145,37 @@ def test_state_bytes_of_adamw_is_two_moments_plus_step_scalars():
     params = list(model.parameters())
     param_bytes = sum(p.numel() * p.element_size() for p in params)
     assert state_bytes(optimizer) == 2 * param_bytes + 4 * len(params)  # + one float32 `step` per parameter
+
+
+def test_grad_norm_is_recorded_only_when_asked_and_the_optimizer_keeps_none():
+    from tasks.optim.polyak import SPSSafe
+
+    torch.manual_seed(0)
+    x, y = torch.randn(32, 5), torch.randn(32)
+    weights = torch.nn.Parameter(torch.zeros(5))
+
+    def loss_on_batch(i):
+        return ((x[i] @ weights - y[i]) ** 2).mean()
+
+    def batches(step):
+        return torch.arange(step % 4 * 8, step % 4 * 8 + 8)
+
+    plain = run_training(torch.optim.SGD([weights], lr=0.01), loss_on_batch, batches, 3)
+    assert "grad_norm_sq" not in plain.curve[0]
+    weights.data.zero_()
+    recorded = run_training(torch.optim.SGD([weights], lr=0.01), loss_on_batch, batches, 3, record_grad_norm=True,
+                            log_every=2)
+    assert [row["step"] for row in recorded.curve] == [2, 3]
+    weights.data.zero_()
+    by_hand = []
+    for step in range(3):
+        weights.grad = None
+        loss_on_batch(batches(step)).backward()
+        by_hand.append(float(weights.grad.double().square().sum()))
+        with torch.no_grad():
+            weights -= 0.01 * weights.grad
+    assert [row["grad_norm_sq"] for row in recorded.curve] == by_hand[1:]
+    weights.data.zero_()
+    polyak = SPSSafe([weights], M=1.0)
+    own = run_training(polyak, loss_on_batch, batches, 2, record_grad_norm=True)
+    assert own.curve[-1]["grad_norm_sq"] == polyak.stats["grad_norm_sq"]  # the optimizer's own number stays

@@ -1,0 +1,228 @@
+"""Learned early stopping for MIP solvers with a conformal guarantee (Clarke & Stellato, ICML 2026).
+
+Stages: generate (MPS instances per family and split), solve (full SCIP solves recording the
+solver state, and the solution-limit baselines, on worker processes), train (the bounded LSTM
+gap predictor per family), calibrate (conformal thresholds of the network, the algorithmic-gap
+rule and the time limit), evaluate (replay on the test split, an online re-solve subset, claims).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.runtime import task_runner
+from tasks.core.claims import claims_document
+from tasks.core.device import single_torch_thread
+from tasks.core.io import write_csv, write_json
+from tasks.core.seeding import derive_seed
+from tasks.core.stage import StageContext, StageReport
+from tasks.mip import generators, solver
+from tasks.mip.model import load_model, save_model
+from tasks.mip.model import train as train_model
+from tasks.mip.stopper import NetworkStopper, signature
+from tasks.mip.trajectory import load_trajectory, save_trajectory
+
+from . import plots
+from .calibration import calibrate_family
+from .claims import family_claims
+from .params import Family, Params
+from .replay import compare_online, evaluate_family, online_inference_seconds
+
+PAPER = "mip_early_stop"
+DATA = Path("data") / PAPER
+SPLITS = ("train", "cal", "test")
+
+
+def instance_dir(root_or_tmp: Path, family: str, split: str) -> Path:
+    return root_or_tmp / family / split
+
+
+# ---------------------------------------------------------------- generate
+
+@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+def make_instance(family: str, size: dict, seed: int, path: Path) -> dict:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return {"file": path.name, **generators.generate(family, size, seed, path)}
+
+
+@flow(name="mip_early_stop-generate", task_runner=task_runner())
+def generate(params: Params, context: StageContext) -> StageReport:
+    out = context.out(str(DATA / "instances"))
+    futures = []
+    for family in params.families:
+        for split in SPLITS:
+            for k in range(getattr(family, split)):
+                seed = derive_seed(params.seed, family.name, split, k)
+                path = instance_dir(out, family.name, split) / f"{family.name}_{split}_{k:04d}.mps"
+                futures.append((family.name, split, make_instance.submit(family.name, family.size, seed, path)))
+    listing = [{"family": f, "split": s, **future.result()} for f, s, future in futures]
+    write_json(out / "instances.json", listing)
+    return StageReport(metrics={f"{f.name}.instances": f.train + f.cal + f.test for f in params.families}
+                       | {f"{f.name}.mean_vars": float(np.mean([i["n_vars"] for i in listing if i["family"] == f.name]))
+                          for f in params.families})
+
+
+# ---------------------------------------------------------------- solve
+
+@task(cache_policy=NO_CACHE)
+def record(mps: Path, family: str, out: Path, settings: dict, best_sol_limit: int | None = None) -> dict:
+    """One SCIP solve with the sampling event handler (one SCIP thread per worker process)."""
+    trajectory, _ = solver.solve(mps, family=family, bound=solver.BOUNDS[family], best_sol_limit=best_sol_limit, **settings)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_trajectory(out, trajectory)
+    return {"instance": mps.stem, "time": trajectory.solve_time, "status": trajectory.status, "rows": len(trajectory)}
+
+
+def solver_settings(params: Params, seed: int) -> dict:
+    return {"gap": params.gap, "time_limit": params.time_limit, "sample_dt": params.sample_dt, "seed_shift": seed % 2**30}
+
+
+@flow(name="mip_early_stop-solve", task_runner=task_runner("process"))
+def solve(params: Params, context: StageContext) -> StageReport:
+    instances = context.data(str(DATA / "instances"))
+    trajectories, baselines = context.out(str(DATA / "trajectories")), context.out(str(DATA / "baselines"))
+    jobs = []
+    for family in params.families:
+        for split in SPLITS:
+            for mps in sorted(instance_dir(instances, family.name, split).glob("*.mps")):
+                settings = solver_settings(params, derive_seed(params.seed, "scip", mps.stem))
+                jobs.append(record.submit(mps, family.name, instance_dir(trajectories, family.name, split) / f"{mps.stem}.npz",
+                                          settings))
+                if split == "test":  # the paper's solution-limit baselines (spec §4.2-4.3)
+                    for limit in (1, 3):
+                        jobs.append(record.submit(mps, family.name, baselines / f"bestsol{limit}" / family.name / f"{mps.stem}.npz",
+                                                  settings, limit))
+    done = [job.result() for job in jobs]
+    full = [d for d in done if d["status"] != "bestsollimit"]
+    return StageReport(metrics={"solves": len(done), "mean_full_solve_s": float(np.mean([d["time"] for d in full])),
+                                "mean_rows": float(np.mean([d["rows"] for d in full]))})
+
+
+# ---------------------------------------------------------------- train
+
+def load_split(root: Path, family: str, split: str):
+    return [load_trajectory(p) for p in sorted(instance_dir(root, family, split).glob("*.npz"))]
+
+
+def loss_scale(family: Family, trajectories) -> float:
+    """eps_a of the weighted relative-L1 loss: the family's, else max(1e-3 median |U_final|, 1)."""
+    if family.eps_a is not None:
+        return family.eps_a
+    return max(1e-3 * float(np.median([abs(t.final_ub) for t in trajectories])), 1.0)
+
+
+@flow(name="mip_early_stop-train", task_runner=task_runner())
+def train(params: Params, context: StageContext) -> StageReport:
+    single_torch_thread()
+    trajectories = context.data(str(DATA / "trajectories"))
+    models = context.out(str(DATA / "models"))
+    models.mkdir(parents=True)
+    curves, metrics, rows = {}, {}, []
+    for family in params.families:
+        data = load_split(trajectories, family.name, "train")
+        eps_a = loss_scale(family, data)
+        net = params.network
+        model, normalizer, curve = train_model(data, hidden=net.hidden, layers=net.layers, steps=net.steps, batch=net.batch,
+                                               lr=net.lr, eps_a=eps_a, seed=derive_seed(params.seed, "train", family.name),
+                                               device=context.device)
+        save_model(models / f"{family.name}.pt", model, normalizer,
+                   {"family": family.name, "eps_a": eps_a, "sample_dt": params.sample_dt, "hidden": net.hidden,
+                    "layers": net.layers})
+        curves[f"train_loss.{family.name}"] = curve  # (step, minibatch loss) pairs
+        rows += [{"family": family.name, "step": step, "loss": loss} for step, loss in curve]
+        metrics[f"{family.name}.final_loss"] = curve[-1][1]
+        metrics[f"{family.name}.eps_a"] = eps_a
+    write_csv(context.out(str(DATA / "train_curve.csv")), rows)
+    return StageReport(metrics=metrics, curves=curves)
+
+
+# ---------------------------------------------------------------- calibrate
+
+@flow(name="mip_early_stop-calibrate", task_runner=task_runner())
+def calibrate(params: Params, context: StageContext) -> StageReport:
+    single_torch_thread()
+    trajectories = context.data(str(DATA / "trajectories"))
+    stoppers = context.out(str(DATA / "stoppers"))
+    stoppers.mkdir(parents=True)
+    calibration, metrics = {}, {}
+    for family in params.families:
+        model, normalizer, meta = load_model(context.data(str(DATA / "models" / f"{family.name}.pt")))
+        cal = load_split(trajectories, family.name, "cal")
+        seen = load_split(trajectories, family.name, "train") + cal
+        result = calibrate_family(cal, model.predict, params.alpha, params.epsilon, params.quantile)
+        calibration[family.name] = result
+        # The stopper bundle: the model plus what `papers mip stop` needs to stop a new solve alike.
+        save_model(stoppers / f"{family.name}.pt", model, normalizer,
+                   meta | {"scores": result["network"]["scores"], "epsilon": params.epsilon, "alpha": params.alpha,
+                           "quantile": params.quantile, "gap": params.gap, "time_limit": params.time_limit,
+                           "bound": solver.BOUNDS[family.name], "signature": signature(seen)})
+        metrics |= {f"{family.name}.tau": result["network"]["tau"], f"{family.name}.tau_gap_rule": result["gap_rule"]["tau"],
+                    f"{family.name}.tau_time_limit": result["time_limit"]["tau"], f"{family.name}.n_cal": len(cal)}
+    write_json(context.out(str(DATA / "calibration.json")), calibration)
+    return StageReport(metrics={k: v for k, v in metrics.items() if np.isfinite(v)},
+                       models={f"{PAPER}-{f.name}": str(DATA / "stoppers" / f"{f.name}.pt") for f in params.families})
+
+
+# ---------------------------------------------------------------- evaluate
+
+@task(cache_policy=NO_CACHE)
+def resolve_online(mps: Path, family: str, stopper_path: Path, settings: dict) -> dict:
+    """Re-solve with the network stopping SCIP from inside the event handler (interruptSolve)."""
+    single_torch_thread()
+    stopper = NetworkStopper.load(stopper_path)
+    trajectory, _ = solver.solve(mps, family=family, bound=solver.BOUNDS[family], stopper=stopper, **settings)
+    return {"instance": mps.stem, "objective": float(trajectory.ub[-1]), "time": trajectory.solve_time,
+            "status": trajectory.status, "stopped": trajectory.info.get("stopped_at") is not None}
+
+
+@flow(name="mip_early_stop-evaluate", task_runner=task_runner("process"))
+def evaluate(params: Params, context: StageContext) -> StageReport:
+    single_torch_thread()
+    trajectories = context.data(str(DATA / "trajectories"))
+    baselines = context.data(str(DATA / "baselines"))
+    calibration = json.loads(context.data(str(DATA / "calibration.json")).read_text())
+    instances = context.data(str(DATA / "instances"))
+    rows, claims, metrics, online_rows = [], [], {}, []
+    plot_data = {}
+    for family in params.families:
+        stopper_path = context.data(str(DATA / "stoppers" / f"{family.name}.pt"))
+        model, _, _ = load_model(stopper_path)
+        cal, test = load_split(trajectories, family.name, "cal"), load_split(trajectories, family.name, "test")
+        limits = {k: load_split(baselines / f"bestsol{k}", family.name, "") for k in (1, 3)}
+        longest = max(test, key=len)
+        inference_s = online_inference_seconds(NetworkStopper.load(stopper_path), longest)
+        outcome = evaluate_family(cal, test, limits, calibration[family.name], model.predict, inference_s,
+                                  params.alpha, params.epsilon, params.quantile, params.coverage_splits,
+                                  derive_seed(params.seed, "splits", family.name))
+        rows += [{"family": family.name, **row} for row in outcome["rows"]]
+        subset = [instance_dir(instances, family.name, "test") / f"{t.instance}.mps" for t in test[:params.online_subset]]
+        futures = [resolve_online.submit(mps, family.name, stopper_path,
+                                         solver_settings(params, derive_seed(params.seed, "scip", mps.stem)))
+                   for mps in subset]
+        online = compare_online([f.result() | {"family": family.name} for f in futures], outcome["rows"])
+        online_rows += online
+        claims += family_claims(family.name, outcome, online, alpha=params.alpha, speed_ratio=params.speed_ratio,
+                                min_coverage_mean=params.min_coverage_mean,
+                                min_coverage_fixed=params.min_coverage_fixed, decide=params.decide_claims)
+        metrics |= {f"{family.name}.{k}": v for k, v in outcome["summary"].items()}
+        if online:
+            metrics[f"{family.name}.online_replay_agreement"] = float(np.mean([o["agree"] for o in online]))
+        plot_data[family.name] = outcome | {"examples": [(t, outcome["predictions"][t.instance]) for t in test[:3]]}
+    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
+    write_csv(context.out(str(DATA / "results.csv")), rows)
+    write_csv(context.out(str(DATA / "online.csv")), online_rows or [{"family": "", "instance": ""}])
+    write_json(context.out(str(DATA / "metrics.json")), metrics)
+    folder = context.out(str(DATA / "plots"))
+    for name, data in plot_data.items():
+        plots.coverage_plot(data["split_coverages"], 1 - params.alpha, name, folder / f"{name}_coverage.png")
+        plots.time_saving_plot(data["rows"], name, folder / f"{name}_time_saving.png")
+        plots.gap_trajectories_plot(data["examples"], calibration[name]["network"]["tau"], name, folder / f"{name}_gaps.png")
+    return StageReport(metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float)) and np.isfinite(v)},
+                       tags={f"claim.{c.id}": str(c.passed) for c in claims})
+
+
+STAGES = {"generate": generate, "solve": solve, "train": train, "calibrate": calibrate, "evaluate": evaluate}

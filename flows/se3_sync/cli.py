@@ -1,0 +1,52 @@
+"""`papers se3-sync solve`: synchronize a user's pose graph (g2o) with DQGPM or a baseline."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from tasks.core.console import console as make_console
+from tasks.sync.g2o import G2OFormatError, invert_poses, read_g2o, write_g2o
+from tasks.sync.graph import Poses
+from tasks.sync.methods import METHODS
+
+app = typer.Typer(help="SE(3) synchronization on your own pose graphs.", no_args_is_help=True)
+console = make_console(stderr=True)
+NAMES = {"dqgpm": "dqgpm", "spectral": "dq_spectral", "eig": "eig", "chain": "chain"}
+
+
+def anchor(estimate_T: Poses, initial_T: Poses) -> Poses:
+    """Fix the gauge so the first vertex keeps its input pose (g2o files have no other anchor)."""
+    # T_i -> A T_i with A = T0_init T0_est^{-1}: one rigid motion of the whole map.
+    R_a = initial_T.R[0] @ estimate_T.R[0].T
+    t_a = initial_T.t[0] - R_a @ estimate_T.t[0]
+    return Poses(np.einsum("ij,njk->nik", R_a, estimate_T.R), estimate_T.t @ R_a.T + t_a)
+
+
+@app.command()
+def solve(
+    g2o: Path = typer.Option(..., "--g2o", help="Input pose graph (VERTEX_SE3:QUAT, EDGE_SE3:QUAT)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the synchronized graph (g2o)."),
+    method: str = typer.Option("dqgpm", help="dqgpm, spectral, eig or chain."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
+) -> None:
+    """Synchronize the poses of IN.g2o from its relative measurements and write OUT.g2o."""
+    if method not in NAMES:
+        raise typer.BadParameter(f"must be one of {', '.join(NAMES)}, got {method!r}", param_hint="--method")
+    try:
+        loaded = read_g2o(g2o)  # a disconnected graph is refused here, not silently solved
+    except (G2OFormatError, OSError) as error:
+        console.print(f"[red]error:[/] {error}")
+        raise typer.Exit(2) from None
+    result = METHODS[NAMES[method]](loaded.graph)
+    poses_T = anchor(invert_poses(result.poses), loaded.T)  # our G_i = T_i^{-1} (see tasks/sync/g2o.py)
+    write_g2o(out, loaded.vertex_ids, poses_T, loaded.graph.edges, loaded.graph.Z)
+    summary = {"method": NAMES[method], "vertices": loaded.graph.n, "edges": len(loaded.graph.edges),
+               "iterations": result.iterations, "time_s": result.wall_time, "out": str(out)}
+    if as_json:
+        print(json.dumps(summary))
+    else:
+        make_console().print(f"{summary['method']}: {summary['vertices']} poses, {summary['edges']} edges, "
+                        f"{summary['iterations']} iterations, {summary['time_s']:.4f} s -> {out}")

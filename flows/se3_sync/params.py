@@ -1,0 +1,69 @@
+"""The typed params of se3_sync: one profile of stages/se3_sync/params.yaml."""
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from tasks.core.params import Params as BaseParams
+
+Method = Literal["dqgpm", "dq_spectral", "eig", "chain"]
+NonNegative = Annotated[float, Field(ge=0)]
+
+
+class Additive(BaseParams):
+    n: int = Field(ge=3)
+    p: float = Field(gt=0, le=1)
+    noise_levels: list[NonNegative] = Field(min_length=1)
+    seeds: int = Field(ge=1)
+
+
+class ScanParams(BaseParams):
+    n_scans: int = Field(ge=3)
+    n_pts: int = Field(ge=50)
+    seeds: int = Field(ge=1)
+
+
+class Timing(BaseParams):
+    """C2 is measured at (n, p, noise); sizes x mean_degree give the time-vs-n curve."""
+
+    n: int = Field(ge=3)
+    p: float = Field(gt=0, le=1)
+    noise: NonNegative
+    sizes: list[Annotated[int, Field(ge=3)]] = Field(min_length=1)
+    mean_degree: float = Field(gt=0)
+    seeds: int = Field(ge=1)
+    repeats: int = Field(ge=1)
+
+
+class Solver(BaseParams):
+    tol: float = Field(gt=0)
+    max_iter: int = Field(ge=1)
+    power_tol: float = Field(gt=0)
+    power_max_iter: int = Field(ge=1)
+    shift: float = 0.0
+
+
+class Params(BaseParams):
+    """One profile of stages/se3_sync/params.yaml; the top-level n, p, noise_levels, seeds
+    describe the primary `geometric` family."""
+
+    seed: int = Field(ge=0)
+    n: int = Field(ge=3)
+    p: float = Field(gt=0, le=1)
+    noise_levels: list[NonNegative] = Field(min_length=1)
+    seeds: int = Field(ge=1)
+    methods: list[Method] = Field(min_length=1)
+    additive: Additive
+    scans: ScanParams
+    timing: Timing
+    solver: Solver
+    claim_ratio: float = Field(gt=0)
+    decide_claims: bool
+
+    @field_validator("methods")
+    @classmethod
+    def _claims_need_dqgpm_and_eig(cls, methods: list[str]) -> list[str]:
+        if not {"dqgpm", "eig"} <= set(methods):
+            raise ValueError("must include dqgpm and eig (the claims compare them)")
+        return methods

@@ -1,0 +1,189 @@
+"""SPS_safe: safeguarded stochastic Polyak step sizes for non-smooth optimization (ICML 2026).
+
+Stages: generate (P1 interpolated and P2 noisy hinge SVMs per seed with exact f* by LP, P3 digits split),
+solve (every convex method of the grids per (problem, seed), vectorised over methods, on worker processes),
+train (the digits MLP per (optimizer, seed), on worker processes), evaluate (summaries over seeds, claims
+C1-C3, P3 diagnostics, plots).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.runtime import task_runner
+from tasks.core.claims import claims_document
+from tasks.core.device import single_torch_thread
+from tasks.core.io import write_csv, write_json
+from tasks.core.seeding import derive_seed
+from tasks.core.stage import StageContext, StageReport
+from tasks.optim.polyak_sweep import HingeSVM, Method, run_sweep
+from tasks.train.digits import DigitsSplit, digits_split
+from tasks.train.synthetic import hinge_losses, svm_interpolated, svm_noisy
+
+from . import plots, summaries
+from .claims import claims as paper_claims
+from .params import P1, P2, DigitsOptimizerParams, Params, SvmGrid
+from .runs import run_label, train_digits
+
+PAPER = "sps_safe"
+DATA = Path("data") / PAPER
+PROBLEMS = {P1: svm_interpolated, P2: svm_noisy}
+MAX_CURVE_POINTS = 200
+
+
+def grid(params: Params, problem: str) -> SvmGrid:
+    return getattr(params, problem)
+
+
+def methods(g: SvmGrid) -> list[Method]:
+    return ([Method("sgd", v) for v in g.sgd] + [Method("sps_max", v, c=g.sps_max_c) for v in g.sps_max]
+            + ([Method("sps_plus")] if g.sps_plus else []) + [Method("sps_safe", v) for v in g.sps_safe]
+            + [Method("ima", v, lam=g.ima_lam) for v in g.ima]
+            + [Method("ima_sps_safe", v, lam=g.ima_lam) for v in g.ima_sps_safe])
+
+
+def instances(params: Params) -> list[tuple[str, int]]:
+    return [(problem, k) for problem in PROBLEMS for k in range(grid(params, problem).seeds)]
+
+
+def load_npz(path: Path) -> dict:
+    """Arrays as saved; 0-d entries as python scalars, the JSON entries (methods, labels) decoded."""
+    with np.load(path) as data:
+        loaded = {key: data[key].item() if data[key].ndim == 0 else data[key] for key in data.files}
+    for key in ("methods", "labels"):
+        if key in loaded:
+            loaded[key] = json.loads(loaded[key])
+    return loaded
+
+
+def subsample(values: np.ndarray) -> list:
+    """(step, value) pairs, at most MAX_CURVE_POINTS of them, for StageReport.curves."""
+    steps = np.unique(np.linspace(0, len(values) - 1, min(len(values), MAX_CURVE_POINTS)).astype(int))
+    return [(int(s), float(values[s])) for s in steps]
+
+
+# ---------------------------------------------------------------- generate
+
+@task(cache_policy=NO_CACHE)
+def make_problem(folder: Path, problem: str, k: int, seed: int) -> dict:
+    data = PROBLEMS[problem](seed)
+    np.savez(folder / f"{problem}_{k}.npz", **data, instance_seed=seed)
+    n, d = data["A"].shape
+    return {"problem": problem, "k": k, "f_star": data["f_star"], "n": n, "d": d, "lp_status": data["lp_status"],
+            "separable": bool(data["f_star"] < 1e-9)}
+
+
+@flow(name="sps_safe-generate", task_runner=task_runner())
+def generate(params: Params, context: StageContext) -> StageReport:
+    folder = context.out(str(DATA / "problems"))
+    folder.mkdir(parents=True)
+    futures = [make_problem.submit(folder, problem, k, derive_seed(params.seed, problem, k))
+               for problem, k in instances(params)]
+    rows = [f.result() for f in futures]
+    d = params.digits
+    split = digits_split(d.split_seed, d.test_fraction, scaling="standard")
+    np.savez(folder / "digits.npz", **{key: value.numpy() for key, value in asdict(split).items()})
+    metrics = {f"{r['problem']}.{r['k']}.f_star": r["f_star"] for r in rows}
+    for problem in PROBLEMS:
+        mine = [r for r in rows if r["problem"] == problem]
+        metrics |= {f"{problem}.n": mine[0]["n"], f"{problem}.d": mine[0]["d"],
+                    f"{problem}.separable_fraction": float(np.mean([r["separable"] for r in mine]))}
+    return StageReport(metrics=metrics | {"digits.n_train": len(split.y_train), "digits.n_test": len(split.y_test)})
+
+
+# ---------------------------------------------------------------- solve
+
+@task(cache_policy=NO_CACHE)
+def solve_problem(problem_path: Path, out_path: Path, g: SvmGrid, sampling_seed: int) -> dict:
+    data = load_npz(problem_path)
+    sweep = methods(g)
+    result = run_sweep(HingeSVM(data["A"], data["b"]), sweep, x0=data["x0"], f_star=float(data["f_star"]),
+                       epochs=g.epochs, batch=g.batch, seed=sampling_seed, trace_points=g.trace_points,
+                       losses_at_optimum=hinge_losses(data["A"], data["b"], data["x_star"]))
+    fields = asdict(result) | {"labels": json.dumps(result.labels), "methods": json.dumps([asdict(m) for m in sweep])}
+    np.savez(out_path, **fields, f_star=data["f_star"], sampling_seed=sampling_seed)
+    return {"wall_time_s": result.wall_time_s}
+
+
+@flow(name="sps_safe-solve", task_runner=task_runner("process"))
+def solve(params: Params, context: StageContext) -> StageReport:
+    problems, folder = context.data(str(DATA / "problems")), context.out(str(DATA / "runs"))
+    folder.mkdir(parents=True)
+    futures = [solve_problem.submit(problems / f"{problem}_{k}.npz", folder / f"{problem}_{k}.npz", grid(params, problem),
+                                    derive_seed(params.seed, problem, k, "indices"))
+               for problem, k in instances(params)]
+    times = [f.result()["wall_time_s"] for f in futures]
+    return StageReport(metrics={"runs": sum(len(methods(grid(params, p))) for p, _ in instances(params)),
+                                "sweep_wall_time_s": float(np.sum(times))})
+
+
+# ---------------------------------------------------------------- train
+
+@task(cache_policy=NO_CACHE)
+def train_run(split_path: Path, out_path: Path, spec: dict, epochs: int, batch: int, seed: int, device: str) -> dict:
+    single_torch_thread()
+    import torch
+
+    with np.load(split_path) as data:
+        split = DigitsSplit(**{key: torch.from_numpy(data[key]) for key in data.files})
+    result = train_digits(split, DigitsOptimizerParams(**spec), epochs=epochs, batch=batch, seed=seed, device=device)
+    np.savez(out_path, **result)
+    return {"label": result["label"], "accuracy": float(result["test_accuracy"][-1]), "wall_time_s": result["wall_time_s"]}
+
+
+@flow(name="sps_safe-train", task_runner=task_runner("process"))
+def train(params: Params, context: StageContext) -> StageReport:
+    split_path, folder = context.data(str(DATA / "problems" / "digits.npz")), context.out(str(DATA / "digits"))
+    folder.mkdir(parents=True)
+    d = params.digits
+    futures = []
+    for spec in d.optimizers:
+        label = run_label(spec)
+        for k in range(d.seeds):
+            futures.append(train_run.submit(split_path, folder / f"{label}_{k}.npz", spec.model_dump(), d.epochs, d.batch,
+                                            derive_seed(params.seed, "digits", k), context.device))
+    rows = [f.result() for f in futures]
+    labels = dict.fromkeys(r["label"] for r in rows)
+    return StageReport(metrics={f"{label}.test_accuracy": float(np.mean([r["accuracy"] for r in rows if r["label"] == label]))
+                                for label in labels}
+                       | {"train_wall_time_s": float(sum(r["wall_time_s"] for r in rows))})
+
+
+# ---------------------------------------------------------------- evaluate
+
+@flow(name="sps_safe-evaluate", task_runner=task_runner())
+def evaluate(params: Params, context: StageContext) -> StageReport:
+    runs_folder, digits_folder = context.data(str(DATA / "runs")), context.data(str(DATA / "digits"))
+    runs = {problem: [load_npz(runs_folder / f"{problem}_{k}.npz") | {"seed": k} for k in range(grid(params, problem).seeds)]
+            for problem in PROBLEMS}
+    problems = {problem: summaries.summarize_problem(problem_runs) for problem, problem_runs in runs.items()}
+    digit_runs = [load_npz(path) for path in sorted(digits_folder.glob("*.npz"))]
+    digits = summaries.summarize_digits(digit_runs)
+    claims = paper_claims(problems[P1], problems[P2], decide=params.decide_claims)
+    metrics = summaries.metrics(problems, digits)
+    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
+    write_json(context.out(str(DATA / "metrics.json")), metrics)
+    write_csv(context.out(str(DATA / "summary.csv")),
+              [{"problem": problem, "label": label, **{k: v for k, v in row.items() if not isinstance(v, np.ndarray)}}
+               for problem, summary in problems.items() for label, row in summary.items()]
+              + [{"problem": "digits", "label": label, **{k: v for k, v in row.items() if not isinstance(v, np.ndarray)}}
+                 for label, row in digits.items()])
+    folder = context.out(str(DATA / "plots"))
+    for problem, summary in problems.items():
+        plots.rel_subopt(summary, problem, folder / f"{problem}_rel_subopt.png")
+        plots.traces(runs[problem][0], "step_sizes", problem, "step size", folder / f"{problem}_step_sizes.png")
+        plots.traces(runs[problem][0], "grad_norms", problem, "||g||", folder / f"{problem}_grad_norms.png")
+    plots.digits_accuracy(digits, folder / "digits_accuracy.png")
+    plots.digits_traces(digit_runs, folder / "digits_traces.png")
+    curves = {f"{problem}.{label}.rel_subopt": subsample(row["mean"])
+              for problem, summary in problems.items() for label, row in summary.items()}
+    curves |= {f"digits.{label}.test_accuracy": subsample(row["accuracy_mean"]) for label, row in digits.items()}
+    return StageReport(metrics=metrics, curves=curves, tags={f"claim.{c.id}": str(c.passed) for c in claims})
+
+
+STAGES = {"generate": generate, "solve": solve, "train": train, "evaluate": evaluate}

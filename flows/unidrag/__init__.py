@@ -1,0 +1,13 @@
+"""unidrag: UniDrag, a multi-field vehicle aerodynamics surrogate and robust differentiable shape optimisation (ICML 2026).
+
+Parametric 2D vehicles labelled by the lattice-Boltzmann solver (tasks/cfd), point-cloud surrogates
+(tasks/cfd/surrogate), FFD drag minimisation through the frozen surrogate and its LBM verification.
+
+params.py          the typed Params of one profile of stages/unidrag/params.yaml.
+pipeline.py        the Prefect flows of the stages generate, validate, train, solve, calibrate, evaluate (STAGES).
+dataset_checks.py  the data set's summary metrics and the solver-validation claims V1-V3.
+claims.py          claims C1 (multi-field prediction), C2 and C3 (verified robust optimisation).
+dataset_plots.py   plots of the data set: Cd per body type, surface Cp, drag build-up, convergence.
+opt_plots.py       plots of the surrogates and optimisations: predicted vs LBM Cd, profiles, silhouettes.
+cli.py             `papers cfd` (solver validation cases) and `papers unidrag` (a user's mesh: predict, optimize).
+"""

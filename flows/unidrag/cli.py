@@ -1,0 +1,247 @@
+"""`papers cfd`: validate the lattice-Boltzmann solver against published reference values.
+`papers unidrag`: predict and minimise the drag of a user's vehicle mesh with the UniDrag surrogate."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from tasks.cfd.lbm import BOUNCE_BACKS, COLLISIONS, DTYPES
+from tasks.cfd.validation import schafer_turek_cylinder, sphere_drag
+from tasks.core.console import console
+from tasks.core.device import resolve_device, single_torch_thread
+from tasks.core.io import repo_root
+
+app = typer.Typer(help="Lattice-Boltzmann solver validation cases.", no_args_is_help=True)
+err = console(stderr=True)
+CYLINDER_KEYS = ("cd_mean", "cd_max", "cl_max", "dp", "recirculation_length", "strouhal")
+
+
+def _check_choice(value: str, allowed: tuple[str, ...], hint: str) -> None:
+    if value not in allowed:
+        raise typer.BadParameter(f"must be one of {', '.join(allowed)}, got {value!r}", param_hint=hint)
+
+
+def _print_table(title: str, ours: dict, reference: dict, errors: dict) -> None:
+    table = Table(title=title)
+    for column in ("quantity", "ours", "reference", "error"):
+        table.add_column(column, justify="right" if column != "quantity" else "left")
+    fmt = lambda v: "-" if v is None else f"{v:.4f}"
+    for key, value in ours.items():
+        error = errors.get(key)
+        table.add_row(key, fmt(value), fmt(reference.get(key)), "-" if error is None else f"{100 * error:+.1f}%")
+    console().print(table)
+
+
+@app.command()
+def cylinder(
+    re: float = typer.Option(20.0, "--re", help="Reynolds number U_mean D / nu (20: case 2D-1, 100: case 2D-2)."),
+    diameter_cells: int = typer.Option(10, "--diameter-cells", help="Cylinder diameter in lattice cells (>= 4)."),
+    steps: int = typer.Option(None, "--steps", help="Time steps (default 1000 D steady, 4000 D shedding)."),
+    bouzidi: bool = typer.Option(False, "--bouzidi", help="Interpolated (Bouzidi) bounce-back instead of half-way."),
+    collision: str = typer.Option("bgk", help=f"One of {', '.join(COLLISIONS)}."),
+    u_max: float = typer.Option(0.1, "--u-max", help="Peak inflow speed in lattice units."),
+    dtype: str = typer.Option("float32", help=f"One of {', '.join(DTYPES)}."),
+    device: str = typer.Option("auto", help="auto, cpu or cuda."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Schafer-Turek cylinder in a channel: Cd, Cl, pressure difference, recirculation length (or
+    Strouhal number) next to the reference values."""
+    _check_choice(collision, COLLISIONS, "--collision")
+    _check_choice(dtype, DTYPES, "--dtype")
+    if diameter_cells < 4:
+        raise typer.BadParameter(f"must be >= 4, got {diameter_cells}", param_hint="--diameter-cells")
+    if re <= 0:
+        raise typer.BadParameter(f"must be > 0, got {re}", param_hint="--re")
+    if steps is not None and steps < 10:
+        raise typer.BadParameter(f"must be >= 10, got {steps}", param_hint="--steps")
+    single_torch_thread()
+    try:
+        result = schafer_turek_cylinder(re, diameter_cells, steps, BOUNCE_BACKS[1] if bouzidi else BOUNCE_BACKS[0],
+                                        collision, u_max, dtype, resolve_device(device))
+    except ValueError as error:
+        err.print(f"[red]error:[/] {error}")
+        raise typer.Exit(2) from None
+    if as_json:
+        print(json.dumps({key: result[key] for key in CYLINDER_KEYS} | {"details": result}))
+        return
+    _print_table(f"Schafer-Turek cylinder, Re {re:g}, D = {diameter_cells} cells, {result['steps']} steps, "
+                 f"{result['bounce_back']} ({result['mlups']:.1f} MLUPS)",
+                 {key: result[key] for key in ("cl_mean", *CYLINDER_KEYS)}, result["reference"] or {},
+                 result["relative_error"])
+
+
+@app.command()
+def sphere(
+    re: float = typer.Option(20.0, "--re", help="Reynolds number U D / nu (Schiller-Naumann holds for Re < 800)."),
+    diameter_cells: int = typer.Option(8, "--diameter-cells", help="Sphere diameter in lattice cells (>= 4)."),
+    steps: int = typer.Option(None, "--steps", help="Time steps (default: three flow-throughs of the box)."),
+    halfway: bool = typer.Option(False, "--halfway", help="Half-way bounce-back instead of Bouzidi."),
+    device: str = typer.Option("auto", help="auto, cpu or cuda."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """D3Q19 sphere drag at low Re against the Schiller-Naumann correlation."""
+    if diameter_cells < 4 or re <= 0:
+        raise typer.BadParameter(f"need re > 0 and diameter >= 4, got {re}, {diameter_cells}")
+    single_torch_thread()
+    result = sphere_drag(re, diameter_cells, steps, bounce_back="halfway" if halfway else "bouzidi",
+                         device=resolve_device(device))
+    if as_json:
+        print(json.dumps(result))
+        return
+    _print_table(f"Sphere, Re {re:g}, D = {diameter_cells} cells, {result['steps']} steps ({result['mlups']:.1f} MLUPS)",
+                 {"cd": result["cd"]}, {"cd": result["reference_cd"]}, {"cd": result["relative_error"]})
+
+
+# ---------------------------------------------------------------- `papers unidrag`: a user's mesh
+
+unidrag_app = typer.Typer(help="Drag of your own vehicle mesh with the trained UniDrag surrogate: predict it, or "
+                               "minimise it by a small FFD deformation (optionally verified by the LBM).",
+                          no_args_is_help=True)
+DEFAULT_MODEL = Path("data") / "unidrag" / "models" / "unidrag-seed0.pt"
+MESH_HELP = "Closed (watertight) STL/OBJ/PLY mesh, +x streamwise, z up (see stages/unidrag/README.md for the frame)."
+
+
+def _fail(message: str) -> None:
+    err.print(f"[red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+def _load(mesh_file: Path, model: Path | None):
+    """(user shape, trained surrogate) or exit 2 with a message naming what is wrong."""
+    from tasks.cfd.surrogate.training import TrainedSurrogate
+    from tasks.cfd.user_mesh import MeshError, read_user_shape
+
+    try:
+        shape = read_user_shape(mesh_file)
+    except MeshError as error:
+        _fail(str(error))
+    path = model or repo_root() / DEFAULT_MODEL
+    if not path.is_file():
+        _fail(f"--model {path}: no such file (train it with `papers run unidrag`, or pass --model FILE)")
+    return shape, TrainedSurrogate.load(path)
+
+
+def _settings(trained, **options):
+    from tasks.cfd.shape_opt import OptimSettings
+
+    try:
+        return OptimSettings(surface_points=trained.config.surface_points, volume_points=trained.config.volume_points,
+                             **options)
+    except ValueError as error:
+        _fail(str(error))
+
+
+def _frame(shape, mesh_file: Path) -> dict:
+    return {"mesh_file": str(mesh_file), "length_scale": 1 / shape.scale, "road": shape.road_rule,
+            "a_ref": shape.a_ref}
+
+
+@unidrag_app.command("predict")
+def predict_command(
+    mesh_file: Path = typer.Argument(..., help=MESH_HELP),
+    model: Path = typer.Option(None, "--model", help=f"Saved surrogate (default: {DEFAULT_MODEL})."),
+    seed: int = typer.Option(0, help="Seed of the volume query points."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Predicted Cd (A_ref = frontal height of the mid-plane silhouette) and drag build-up profile."""
+    import numpy as np
+
+    from tasks.cfd.shape_opt import apply, contour_normals, identity, prepare
+    from tasks.cfd.surrogate.dataset import Sample
+    from tasks.cfd.surrogate.training import predict
+
+    single_torch_thread()
+    shape, trained = _load(mesh_file, model)
+    settings = _settings(trained, seed=seed)
+    base = prepare(shape.contour, settings)
+    surface, normals, volume, _ = apply(identity(base, settings), base.pool, contour_normals(base.pool),
+                                        base.volume_pool, base.centre)
+    unknown = lambda *shape_: np.full(shape_, np.nan)  # labels the surrogate does not read
+    query = Sample(-1, "user", np.zeros(0), base.pool.numpy(), surface.numpy(), normals.numpy(),
+                   unknown(len(surface)), volume.numpy(), unknown(len(volume), 3), float("nan"),
+                   unknown(trained.config.profile_bins), base.a_ref0)
+    prediction = predict(trained, [query])[0]
+    summary = _frame(shape, mesh_file) | {"cd": prediction["cd"], "profile": prediction["profile"].tolist()}
+    if as_json:
+        print(json.dumps(summary))
+        return
+    console().print(f"{mesh_file}: predicted Cd {prediction['cd']:.4f} (A_ref = frontal height {shape.a_ref:.4f} L; "
+                    f"road: {shape.road_rule})")
+
+
+def _verify(base, result) -> dict:
+    """LBM of the base and the optimised silhouette with the active profile's data-set settings."""
+    from flows.unidrag.params import Params
+    from tasks.cfd.lbm import run_lbm
+    from tasks.cfd.verification import contour_body, verified_outcome
+    from tasks.core.params import active_profile, load_paper_params
+
+    root = repo_root()
+    solver = load_paper_params(root, "unidrag", active_profile(root), Params).solver
+    placement = solver.placement()
+    bodies = [contour_body(contour, base.a_ref0, placement) for contour in (base.pool.numpy(), result.deformed)]
+    lbm = run_lbm(solver.setup("cpu"), bodies)
+    return verified_outcome(float(lbm.cd[0]), float(lbm.cd[1]), result.a_ref_ratio, result.constraints_hold)
+
+
+@unidrag_app.command("optimize")
+def optimize_command(
+    mesh_file: Path = typer.Argument(..., help=MESH_HELP),
+    max_displacement: float = typer.Option(0.05, "--max-displacement",
+                                           help="delta_max: bound on every FFD control displacement, in units of L."),
+    steps: int = typer.Option(30, help="Optimiser steps (T_opt)."),
+    transformations: int = typer.Option(4, help="EoT transformations per step (K)."),
+    method: str = typer.Option("eot", help="eot, no_eot or random."),
+    out: Path = typer.Option(None, "--out", help="Deformed mesh file (default: <MESH>_optimized.stl)."),
+    verify: bool = typer.Option(False, "--verify", help="Verify base and optimised drag with the LBM (data-set settings)."),
+    model: Path = typer.Option(None, "--model", help=f"Saved surrogate (default: {DEFAULT_MODEL})."),
+    seed: int = typer.Option(0, help="Seed of the point sets and EoT transformations."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Minimise predicted drag force under the constraints (|dP| <= max displacement, no streamwise
+    motion, frozen underbody layer, area within 2%) and write the deformed mesh in the input's units."""
+    import torch
+
+    from tasks.cfd.shape_opt import optimise, prepare
+    from tasks.cfd.surrogate.training import predict_cd
+    from tasks.cfd.user_mesh import deform_mesh
+
+    single_torch_thread()
+    shape, trained = _load(mesh_file, model)
+    settings = _settings(trained, method=method, steps=steps, transformations=transformations,
+                         delta_max=max_displacement, seed=seed)
+    base = prepare(shape.contour, settings)
+    result = optimise(lambda *inputs: predict_cd(trained, *inputs), base, settings)
+    deformed = deform_mesh(shape.mesh, base.lattice, torch.as_tensor(result.dP))
+    out = out or mesh_file.with_name(f"{mesh_file.stem}_optimized.stl")
+    original = deformed.copy()
+    original.vertices = shape.to_original(deformed.vertices)
+    original.export(out)
+    summary = _frame(shape, mesh_file) | {
+        "out": str(out), "method": method, "predicted_cd_base": result.predicted_force_base,
+        "predicted_drag_force": result.predicted_force,
+        "predicted_cd_own_aref": result.predicted_force / result.a_ref_ratio,
+        "predicted_reduction": result.predicted_reduction,
+        "constraints": {"hold": result.constraints_hold, "max_displacement": max_displacement,
+                        "max_control_displacement": float(torch.as_tensor(result.dP).norm(dim=1).max()),
+                        "mean_surface_displacement": result.mean_displacement,
+                        "max_surface_displacement": result.max_displacement, "area_ratio": result.area_ratio,
+                        "volume_ratio_3d": float(deformed.volume / shape.mesh.volume),
+                        "a_ref_ratio": result.a_ref_ratio},
+        "surrogate_calls": result.surrogate_calls, "wall_time_s": result.wall_time_s}
+    if verify:
+        summary["verified"] = _verify(base, result)
+    if as_json:
+        print(json.dumps(summary))
+        return
+    console().print(f"{method}: predicted drag force {result.predicted_force_base:.4f} -> {result.predicted_force:.4f} "
+                    f"({100 * result.predicted_reduction:+.1f}% reduction), mean displacement "
+                    f"{100 * result.mean_displacement:.2f}% L, constraints {'hold' if result.constraints_hold else 'VIOLATED'}"
+                    f" -> {out}")
+    if verify:
+        v = summary["verified"]
+        console().print(f"LBM: Cd {v['cd_base']:.4f} -> {v['cd_opt']:.4f} (base A_ref), verified reduction "
+                        f"{100 * v['verified_reduction']:+.1f}%, success {v['success']}")

@@ -1,1 +1,0 @@
-"""S-Adam (singularity-aware Adam): dvc.yaml, params.yaml and README of its pipeline."""

@@ -1,1 +1,0 @@
-"""SoftSignum / SoftMuon pipeline: stages live in dvc.yaml, flows in flows/softsignum.py."""

@@ -1,1 +1,0 @@
-"""SPS_safe (safeguarded stochastic Polyak steps): dvc.yaml, params.yaml and README."""

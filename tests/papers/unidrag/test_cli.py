@@ -1,0 +1,22 @@
+"""The `papers cfd` command: solver validation cases from the command line."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from typer.testing import CliRunner
+
+from flows.unidrag.cli import app
+
+
+def test_cli_json_has_every_metric():
+    result = CliRunner().invoke(app, ["cylinder", "--re", "20", "--diameter-cells", "6", "--steps", "300", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert set(document) >= {"cd_mean", "cd_max", "cl_max", "dp", "recirculation_length", "strouhal"}
+    assert document["strouhal"] is None and np.isfinite(document["cd_mean"])
+
+
+def test_cli_rejects_bad_options():
+    result = CliRunner().invoke(app, ["cylinder", "--diameter-cells", "2"])
+    assert result.exit_code != 0 and "diameter-cells" in result.output
