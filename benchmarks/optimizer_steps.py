@@ -56,8 +56,9 @@ def time_optimizer(make, model: torch.nn.Module, batches: list, device: str) -> 
     optimizer = make()
 
     def closure_for(x, y):
-        def closure(backward: bool = True):
-            optimizer.zero_grad(set_to_none=False)
+        def closure(backward: bool = True):  # closure(backward=False): S-Adam's forward-only probes
+            if backward:  # a probe must leave .grad alone: S-Adam's update reads it after the probes
+                optimizer.zero_grad(set_to_none=False)
             with torch.set_grad_enabled(backward):
                 logits = model(x)
                 loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())

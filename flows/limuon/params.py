@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from tasks.core.params import Params as BaseParams
+from tasks.train.lr_grid import check_grid, check_same_shape
 
 from .variants import parse_variant
 
@@ -54,17 +55,31 @@ class CharLM(BaseParams):
     eval_every: int = Field(ge=0)
     eval_windows: int = Field(ge=1)
     aux_lr: float = Field(gt=0)
-    adamw_lr: float = Field(gt=0)
     optimizers: Variants
     shared: Shared
 
 
-class Calibration(BaseParams):
-    """Muon LR grid on the char-LM, `steps` steps at `seed` (smoke: one point, a pass-through)."""
+Grid = Annotated[list[float], AfterValidator(check_grid)]
 
-    lr_grid: list[float] = Field(min_length=1)
+
+class Calibration(BaseParams):
+    """LR grids on the char-LM, `steps` steps at `seed`, widened at an edge by tasks.train.lr_grid: Muon's (every
+    LiMuon variant and Muon-2x reuse it) and AdamW's (needed only when AdamW runs). Every grid has the same number
+    of points; smoke: one point, a pass-through."""
+
+    muon: Grid
+    adamw: Grid | None = None
     steps: int = Field(ge=1)
     seed: int = Field(ge=0)
+
+    def grids(self) -> dict[str, list[float]]:
+        """method -> its initial grid, for the methods that have one."""
+        return {name: grid for name in ("muon", "adamw") if (grid := getattr(self, name)) is not None}
+
+    @model_validator(mode="after")
+    def _same_shape(self):
+        check_same_shape(self.grids())
+        return self
 
 
 class Params(BaseParams):
@@ -74,3 +89,10 @@ class Params(BaseParams):
     calibration: Calibration
     decide_claims: bool
     device: str = "auto"
+
+    @model_validator(mode="after")
+    def _adamw_is_calibrated(self):
+        adamw = [name for name in self.charlm.optimizers if parse_variant(name).family == "adamw"]
+        if adamw and self.calibration.adamw is None:
+            raise ValueError("calibration.adamw: AdamW runs on the char-LM, so it needs an LR grid like Muon")
+        return self

@@ -1,7 +1,8 @@
 """LiMuon: Muon with a STORM variance-reduced estimator kept in low rank by randomized SVD (ICML 2026).
 
 Stages: generate (mat-ls instances per sigma and seed, the stdlib character corpus), calibrate (Muon's
-LR on the char-LM; every LiMuon variant reuses it), train (every (task, optimizer, seed) run as a
+LR on the char-LM, which every LiMuon variant reuses, and AdamW's, by the shared widening rule of
+tasks.train.lr_grid), train (every (task, optimizer, seed) run as a
 Prefect task on worker processes), evaluate (claims C1 memory, C2 mat-ls, C3 char-LM; plots).
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
 from tasks.train.charlm import CharLMConfig, CharLMSetting
 from tasks.train.corpus import build_stdlib_corpus, load_corpus, save_corpus
+from tasks.train.lr_grid import MAX_EXTENSIONS, calibrate_grids
 from tasks.train.synthetic import matrix_least_squares
 
 from . import claims, plots
@@ -38,10 +40,10 @@ def muon_family(shared: Shared, lr: float, aux_lr: float = 3e-3, adamw_lr: float
     return MuonFamily(lr=lr, aux_lr=aux_lr, adamw_lr=adamw_lr, **shared.model_dump())
 
 
-def charlm_setting(c: CharLM, steps: int, device: str) -> CharLMSetting:
+def charlm_setting(c: CharLM, steps: int, device: str, on_nonfinite: str = "raise") -> CharLMSetting:
     config = CharLMConfig(context=c.context, d_model=c.d_model, n_heads=c.n_heads, n_layers=c.n_layers)
     return CharLMSetting(steps=steps, batch=c.batch, eval_every=c.eval_every, eval_windows=c.eval_windows,
-                         config=config, device=device)
+                         config=config, device=device, on_nonfinite=on_nonfinite)
 
 
 def subsample(values: list, limit: int = MAX_CURVE_POINTS) -> list[tuple[int, float]]:
@@ -87,17 +89,29 @@ def mat_ls_task(path: Path, sigma: float, variant: str, setting: MatLsSetting, h
 
 @flow(name="limuon-calibrate", task_runner=task_runner("process"))
 def calibrate(params: Params, context: StageContext) -> StageReport:
+    """Muon's and (when it runs) AdamW's LR by the shared rule of tasks.train.lr_grid (one-point grids pass
+    through; a best point at an edge widens the grid, at most MAX_EXTENSIONS times); a diverging run stops."""
     c, cal = params.charlm, params.calibration
-    setting = charlm_setting(c, cal.steps, context.device)
+    setting = charlm_setting(c, cal.steps, context.device, on_nonfinite="stop")
     corpus = context.data(str(CORPUS / "stdlib_charlm.npz"))
-    futures = [charlm_task.submit(corpus, "muon", setting, muon_family(c.shared, lr, c.aux_lr, c.adamw_lr), cal.seed)
-               for lr in cal.lr_grid]
-    losses = {lr: f.result()["final_val_loss"] for lr, f in zip(cal.lr_grid, futures)}
-    best = min(losses, key=losses.get)
+
+    def evaluate(pending: list[tuple[str, float]]) -> list[float]:  # lr is Muon's lr or AdamW's adamw_lr
+        futures = [charlm_task.submit(corpus, name, setting, muon_family(c.shared, lr, c.aux_lr, adamw_lr=lr), cal.seed)
+                   for name, lr in pending]
+        return [f.result()["final_val_loss"] for f in futures]
+
+    results = calibrate_grids(cal.grids(), evaluate, max_extensions=MAX_EXTENSIONS)
     write_json(context.out(str(DATA / "calibration.json")),
-               {"muon_lr": best, "val_loss_by_lr": {str(lr): v for lr, v in losses.items()}, "steps": cal.steps,
-                "seed": cal.seed})
-    return StageReport(metrics={"muon_lr": best} | {f"val_loss.lr_{lr}": v for lr, v in losses.items()})
+               {"steps": cal.steps, "seed": cal.seed, **{name: result.to_json() for name, result in results.items()}})
+    metrics = {}
+    for name, result in results.items():
+        metrics |= result.metrics(name)
+    return StageReport(metrics=metrics)
+
+
+def calibrated_lrs(calibration: dict) -> dict[str, float]:
+    """muon_lr (every Muon-family variant) and adamw_lr (when AdamW was calibrated) from calibration.json."""
+    return {f"{name}_lr": calibration[name]["best_lr"] for name in ("muon", "adamw") if name in calibration}
 
 
 # ---------------------------------------------------------------- train
@@ -127,7 +141,8 @@ def save_run(folder: Path, record: dict) -> None:
 @flow(name="limuon-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
     m, c = params.mat_ls, params.charlm
-    lr = json.loads(context.data(str(DATA / "calibration.json")).read_text())["muon_lr"]
+    lrs = calibrated_lrs(json.loads(context.data(str(DATA / "calibration.json")).read_text()))
+    lr, adamw_lr = lrs["muon_lr"], lrs.get("adamw_lr", MuonFamily.adamw_lr)  # the validator: AdamW runs => calibrated
     corpus = context.data(str(CORPUS / "stdlib_charlm.npz"))
     jobs = [(_cost(v), "charlm", v, seed) for v in c.optimizers for seed in params.seeds]
     jobs += [(_cost(v), "mat_ls", v, seed, sigma) for v in m.optimizers for seed in params.seeds for sigma in m.sigmas]
@@ -135,7 +150,7 @@ def train(params: Params, context: StageContext) -> StageReport:
     for _, kind, variant, seed, *sigma in sorted(jobs, key=lambda j: -j[0]):
         if kind == "charlm":
             futures.append(charlm_task.submit(corpus, variant, charlm_setting(c, c.steps, context.device),
-                                              muon_family(c.shared, lr, c.aux_lr, c.adamw_lr), seed))
+                                              muon_family(c.shared, lr, c.aux_lr, adamw_lr), seed))
         else:
             path = context.data(str(DATA / "mat_ls" / f"mat_ls_{sigma[0]}_{seed}.npz"))
             futures.append(mat_ls_task.submit(path, sigma[0], variant, MatLsSetting(m.steps, m.batch),
@@ -148,7 +163,7 @@ def train(params: Params, context: StageContext) -> StageReport:
         if record["seed"] == params.seeds[0]:
             sigma = f".sigma{record['sigma']}" if record["task"] == "mat_ls" else ""
             curves[f"{record['task']}.{record['optimizer']}{sigma}.train_loss"] = subsample([r["loss"] for r in record["curve"]])
-    return StageReport(metrics={"runs": len(records), "muon_lr": lr} | claims.summary_metrics(records), curves=curves)
+    return StageReport(metrics={"runs": len(records)} | lrs | claims.summary_metrics(records), curves=curves)
 
 
 # ---------------------------------------------------------------- evaluate

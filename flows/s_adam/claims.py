@@ -52,34 +52,38 @@ def largest_difference(summaries: list[dict], first: str, second: str, field: st
     return float(max(abs(a - b) for a, b in pairs)) if pairs else float("nan")
 
 
-def _pp(value: float) -> float:
+def pp(value: float) -> float:
+    """A fraction in percentage points, rounded to 3 decimals."""
     return round(100 * value, 3)
 
 
 def claims(table: dict[tuple[str, str], dict], *, qat_task: str, noisy_task: str, rosenbrock_task: str,
-           chattering_ratio: float, decide: bool) -> list[Claim]:
-    """C1 QAT accuracy, C2 noisy small-batch accuracy and volatility, C3 chattering on the ridge."""
+           chattering_ratio: float, decide: bool, controls: dict[str, dict] | None = None) -> list[Claim]:
+    """C1 QAT accuracy, C2 noisy small-batch accuracy and volatility, C3 chattering on the ridge.
+    `controls`: task -> the controls' numbers for that setting (controls.py), shown in C1's and C2's details
+    under "controls"; they never change `passed`."""
+    controls = controls or {}
     qat = {opt: table[qat_task, opt] for opt in ("sadam", "adamw", "prox_sgd")}
     gap_adamw = qat["sadam"]["final_accuracy"] - qat["adamw"]["final_accuracy"]
     gap_prox = qat["sadam"]["final_accuracy"] - qat["prox_sgd"]["final_accuracy"]
     c1 = Claim("C1", f"QAT ({qat_task}): median final test accuracy of S-Adam >= AdamW and >= Prox-SGD",
-               PAPER_GAINS, _pp(min(gap_adamw, gap_prox)), 0.0, decided(gap_adamw >= 0 and gap_prox >= 0, decide),
+               PAPER_GAINS, pp(min(gap_adamw, gap_prox)), 0.0, decided(gap_adamw >= 0 and gap_prox >= 0, decide),
                {"setting": qat_task, "unit": "pp (S-Adam minus the better baseline)",
                 "median_accuracy": {opt: row["final_accuracy"] for opt, row in qat.items()},
-                "gap_vs_adamw_pp": _pp(gap_adamw), "gap_vs_prox_sgd_pp": _pp(gap_prox),
-                "sadam_mean_damp": qat["sadam"]["mean_damp"]})
+                "gap_vs_adamw_pp": pp(gap_adamw), "gap_vs_prox_sgd_pp": pp(gap_prox),
+                "sadam_mean_damp": qat["sadam"]["mean_damp"], "controls": controls.get(qat_task, {})})
 
     noisy = {opt: table[noisy_task, opt] for opt in ("sadam", "adamw")}
     gap = noisy["sadam"]["final_accuracy"] - noisy["adamw"]["final_accuracy"]
     calmer = noisy["sadam"]["volatility"] <= noisy["adamw"]["volatility"]
     c2 = Claim("C2", f"small batch, noisy labels ({noisy_task}): median final accuracy S-Adam >= AdamW and "
                      "volatility (std of test accuracy, last epochs) S-Adam <= AdamW",
-               "better in small-batch / high-volatility transfer training", _pp(gap), 0.0,
+               "better in small-batch / high-volatility transfer training", pp(gap), 0.0,
                decided(gap >= 0 and calmer, decide),
                {"setting": noisy_task, "unit": "pp (S-Adam minus AdamW)",
                 "median_accuracy": {opt: row["final_accuracy"] for opt, row in noisy.items()},
                 "median_volatility": {opt: row["volatility"] for opt, row in noisy.items()},
-                "sadam_mean_damp": noisy["sadam"]["mean_damp"]})
+                "sadam_mean_damp": noisy["sadam"]["mean_damp"], "controls": controls.get(noisy_task, {})})
 
     ridge = {opt: table[rosenbrock_task, opt] for opt in ("sadam", "adamw")}
     ratio = ridge["sadam"]["chattering"] / max(ridge["adamw"]["chattering"], 1.0)

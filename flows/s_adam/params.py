@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 from tasks.core.params import Params as BaseParams
 
 REQUIRED_OPTIMIZERS = ("adamw", "prox_sgd", "sadam")
+CONTROL = "adamw_damped"  # the optimizer name of the lr x damping control (controls.py) in runs and metrics
 
 
 class AdamWOptions(BaseParams):
@@ -81,6 +82,8 @@ class Params(BaseParams):
         for where, names in (("optimizers", self.optimizers), ("rosenbrock.optimizers", self.rosenbrock.optimizers)):
             if names["adamw"].kind != "adamw" or names["sadam"].kind != "sadam":
                 raise ValueError(f"{where}: 'adamw' must be of kind adamw and 'sadam' of kind sadam")
+        if CONTROL in self.optimizers:
+            raise ValueError(f"optimizers: {CONTROL!r} names the lr x damping control, choose another name")
         if "4bit" not in self.qat.variants:
             raise ValueError(f"qat.variants: must include '4bit' (claim C1), got {self.qat.variants}")
         return self

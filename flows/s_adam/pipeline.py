@@ -2,7 +2,8 @@
 
 Stages: generate (digits splits per seed, clean and noisy training labels), train (every
 (task, optimizer, seed) run on worker processes: digits QAT, digits with noisy labels and small
-batches, nonsmooth Rosenbrock), evaluate (claims C1-C3, summaries, plots).
+batches, nonsmooth Rosenbrock), control (per digits setting, AdamW at lr x S-Adam's measured mean
+damping, from train's S-Adam runs: controls.py), evaluate (claims C1-C3 with their controls, summaries, plots).
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from tasks.train.digits import QUANT_4BIT, QUANT_CIFAR100_2BIT, digits_split, no
 from . import plots
 from .claims import claims as paper_claims
 from .claims import largest_difference, medians, run_summary
-from .params import OptimizerOptions, Params
+from .controls import control_details, damped_options, measured_damping
+from .params import CONTROL, OptimizerOptions, Params
 from .runs import run_rosenbrock, train_digits
 
 PAPER = "s_adam"
@@ -116,6 +118,13 @@ def subsample(values: list, limit: int = MAX_CURVE_POINTS) -> list:
     return [(i, values[i]) for i in range(0, len(values), stride)]
 
 
+def digits_settings(params: Params) -> dict[str, tuple]:
+    """task -> (labels, epochs, batch, quant) of every digits setting: the QAT variants, then noisy small batch."""
+    return {qat_task(variant): ("y_train", params.qat.epochs, params.qat.batch, QUANT[variant])
+            for variant in params.qat.variants} | {
+        NOISY_TASK: ("y_train_noisy", params.noisy.epochs, params.noisy.batch, None)}
+
+
 @flow(name="s_adam-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
     splits = context.data(str(DATA / "splits"))
@@ -124,12 +133,9 @@ def train(params: Params, context: StageContext) -> StageReport:
     for seed in params.seeds:
         split = splits / f"digits_split_{seed}.npz"
         for name, config in params.optimizers.items():
-            for variant in params.qat.variants:
-                jobs.append(digits_run.submit(split, qat_task(variant), "y_train", name, config.kind, options_of(config),
-                                              seed, params.qat.epochs, params.qat.batch, hidden, QUANT[variant],
-                                              context.device))
-            jobs.append(digits_run.submit(split, NOISY_TASK, "y_train_noisy", name, config.kind, options_of(config), seed,
-                                          params.noisy.epochs, params.noisy.batch, hidden, None, context.device))
+            for task_name, (labels, epochs, batch, quant) in digits_settings(params).items():
+                jobs.append(digits_run.submit(split, task_name, labels, name, config.kind, options_of(config), seed,
+                                              epochs, batch, hidden, quant, context.device))
         for name, config in params.rosenbrock.optimizers.items():
             jobs.append(rosenbrock_run.submit(name, config.kind, options_of(config), seed, params.rosenbrock.start,
                                               params.rosenbrock.steps))
@@ -150,7 +156,7 @@ def train(params: Params, context: StageContext) -> StageReport:
                        curves=curves)
 
 
-# ---------------------------------------------------------------- evaluate
+# ---------------------------------------------------------------- control and evaluate
 
 def load_runs(folder: Path) -> list[dict]:
     """Every run written by train, with its per-epoch rows or trajectory."""
@@ -168,26 +174,62 @@ def load_runs(folder: Path) -> list[dict]:
     return runs
 
 
+@flow(name="s_adam-control", task_runner=task_runner("process"))
+def control(params: Params, context: StageContext) -> StageReport:
+    """Per digits setting: S-Adam's measured mean damping from train's runs, then AdamW at lr x that damping on the
+    same split, labels, seeds, epochs and batch (controls.py). Writes controls/damping.json and the runs."""
+    summaries = [run_summary(run, params.volatility_epochs)
+                 for run in load_runs(context.data(str(DATA / "runs"))) if "epochs" in run]
+    splits, hidden = context.data(str(DATA / "splits")), tuple(params.hidden)
+    adamw = options_of(params.optimizers["adamw"])
+    record, jobs = {}, []
+    for task_name, (labels, epochs, batch, quant) in digits_settings(params).items():
+        measured = measured_damping(summaries, task_name)
+        options = damped_options(adamw, measured["damping"])
+        record[task_name] = measured | {"adamw_lr": adamw["lr"], "lr": options["lr"], "options": options}
+        for seed in params.seeds:
+            jobs.append(digits_run.submit(splits / f"digits_split_{seed}.npz", task_name, labels, CONTROL, "adamw",
+                                          options, seed, epochs, batch, hidden, quant, context.device))
+    runs = [job.result() for job in jobs]
+    folder = context.out(str(DATA / "controls"))
+    for run in runs:
+        write_run(folder, run)
+    write_json(folder / "damping.json", record)
+    metrics = {"runs": len(runs)}
+    for (task_name, _), row in medians([run_summary(run, params.volatility_epochs) for run in runs]).items():
+        metrics |= {f"{task_name}.{CONTROL}.{key}": value for key, value in
+                    (("damping", record[task_name]["damping"]), ("lr", record[task_name]["lr"]),
+                     ("final_accuracy", row["final_accuracy"]))}
+    curves = {f"{run['task']}.{CONTROL}.seed{run['seed']}.test_accuracy": [(r["epoch"], r["test_accuracy"])
+                                                                          for r in run["epochs"]] for run in runs}
+    return StageReport(metrics=metrics, curves=curves)
+
+
 @flow(name="s_adam-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
     runs = load_runs(context.data(str(DATA / "runs")))
+    controls = context.data(str(DATA / "controls"))
+    control_runs, damping = load_runs(controls), json.loads((controls / "damping.json").read_text())
     summaries = [run_summary(run, params.volatility_epochs) for run in runs]
-    table = medians(summaries)
+    control_summaries = [run_summary(run, params.volatility_epochs) for run in control_runs]
+    table = medians(summaries + control_summaries)
     claims = paper_claims(table, qat_task=qat_task("4bit"), noisy_task=NOISY_TASK, rosenbrock_task=ROSENBROCK_TASK,
-                          chattering_ratio=params.chattering_ratio, decide=params.decide_claims)
+                          chattering_ratio=params.chattering_ratio, decide=params.decide_claims,
+                          controls={task: control_details(table, task, record) for task, record in damping.items()})
     write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_csv(context.out(str(DATA / "summary.csv")), summaries)
+    write_csv(context.out(str(DATA / "summary.csv")), summaries + control_summaries)
     metrics = {f"{task}.{optimizer}.{field}": value for (task, optimizer), row in sorted(table.items())
                for field, value in row.items() if value is not None}
+    metrics |= {f"{task}.{CONTROL}.{key}": row[key] for task, row in sorted(damping.items()) for key in ("damping", "lr")}
     if "sadam_lambda0" in params.optimizers:  # sanity: no brake must be AdamW exactly
         metrics["sanity.sadam_lambda0_vs_adamw.max_abs_accuracy_diff"] = largest_difference(
             summaries, "sadam_lambda0", "adamw", "final_accuracy")
     write_json(context.out(str(DATA / "metrics.json")), metrics)
     folder = context.out(str(DATA / "plots"))
     for task_name in sorted({run["task"] for run in runs if "epochs" in run}):
-        plots.epoch_curves(runs, task_name, folder / f"loss_lgi_{task_name}.png")
+        plots.epoch_curves(runs + control_runs, task_name, folder / f"loss_lgi_{task_name}.png")
     plots.rosenbrock_paths([run for run in runs if run["task"] == ROSENBROCK_TASK], folder / "rosenbrock.png")
     return StageReport(metrics=metrics, tags={f"claim.{c.id}": str(c.passed) for c in claims})
 
 
-STAGES = {"generate": generate, "train": train, "evaluate": evaluate}
+STAGES = {"generate": generate, "train": train, "control": control, "evaluate": evaluate}

@@ -1,11 +1,34 @@
 """SoftSignum's typed params: one profile of stages/softsignum/params.yaml."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, model_validator
 
 from tasks.core.params import Params as BaseParams
+from tasks.train.lr_grid import check_grid, check_same_shape
+
+from .variants import HARDSWITCH_SCALED, base_of, hardswitch_control
+
+
+def _known_optimizers(names: list[str]) -> list[str]:
+    for name in names:
+        base_of(name)  # raises with the allowed names
+    if len(set(names)) != len(names):
+        raise ValueError(f"optimizers: each name once, got {names}")
+    return names
+
+
+QUAD_HET_BASES = ("signum", "softsignum", "hardswitch")
+Optimizers = Annotated[list[str], Field(min_length=1), AfterValidator(_known_optimizers)]
+
+
+def _check_controls(names: list[str], tau_max: float, where: str) -> None:
+    """A hardswitch_x<k> control is HardSwitch x tau_max of its task: k must be the task's tau_max."""
+    for name in names:
+        if HARDSWITCH_SCALED.match(name) and name != hardswitch_control(tau_max):
+            raise ValueError(f"{where}.optimizers: the HardSwitch control is {hardswitch_control(tau_max)} "
+                             f"(x tau_max = {tau_max:g}), got {name!r}")
 
 
 class QuadHet(BaseParams):
@@ -15,8 +38,18 @@ class QuadHet(BaseParams):
     momentum: float = Field(ge=0, lt=1)
     dampening: float = Field(ge=0, le=1)
     noise_std: float = Field(ge=0)
-    tau_max: float = Field(ge=1)
+    tau_max: float = Field(ge=1)  # SoftSignum's clamp (the official default 20)
+    optimizers: Optimizers
     seeds: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _controls(self):
+        vector = [name for name in self.optimizers if base_of(name) not in QUAD_HET_BASES]
+        if vector:
+            raise ValueError(f"quad_het.optimizers: the vector task runs {', '.join(QUAD_HET_BASES)} and their "
+                             f"controls, got {vector}")
+        _check_controls(self.optimizers, self.tau_max, "quad_het")
+        return self
 
 
 class MatHet(BaseParams):
@@ -46,19 +79,39 @@ class CharLM(BaseParams):
     sign_momentum: float = Field(ge=0, lt=1)
     muon_momentum: float = Field(ge=0, lt=1)
     aux_lr: float = Field(gt=0)
-    lion_lr: float = Field(gt=0)
+    tau_max: float = Field(ge=1)  # SoftSignum's clamp (the official default 20); SoftMuon keeps its 1e9
     soft_mode: Literal["exact", "iterative"]
-    optimizers: list[Literal["signum", "softsignum", "hardswitch", "muon", "softmuon", "adamw", "lion"]] = Field(min_length=1)
+    optimizers: Optimizers
     seeds: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _controls(self):
+        _check_controls(self.optimizers, self.tau_max, "charlm")
+        return self
+
+
+Grid = Annotated[list[float], AfterValidator(check_grid)]
 
 
 class Calibration(BaseParams):
-    """LR grids on the char-LM, seed 0 (spec: 3 points, 200 steps; smoke: one point each, a pass-through)."""
+    """LR grids on the char-LM, seed 0, widened at an edge by tasks.train.lr_grid (spec: 3 points, 200 steps;
+    smoke: one point each, a pass-through). Every grid has the same number of points; Lion's is needed only when
+    Lion runs."""
 
     steps: int = Field(ge=1)
-    signum: list[float] = Field(min_length=1)
-    muon: list[float] = Field(min_length=1)
-    adamw: list[float] = Field(min_length=1)
+    signum: Grid
+    muon: Grid
+    adamw: Grid
+    lion: Grid | None = None
+
+    def grids(self) -> dict[str, list[float]]:
+        """method -> its initial grid, for the methods that have one."""
+        return {name: grid for name in ("signum", "muon", "adamw", "lion") if (grid := getattr(self, name)) is not None}
+
+    @model_validator(mode="after")
+    def _same_shape(self):
+        check_same_shape(self.grids())
+        return self
 
 
 class Params(BaseParams):
@@ -71,3 +124,9 @@ class Params(BaseParams):
     calibration: Calibration
     decide_claims: bool
     device: str = "auto"
+
+    @model_validator(mode="after")
+    def _lion_is_calibrated(self):
+        if "lion" in self.charlm.optimizers and self.calibration.lion is None:
+            raise ValueError("calibration.lion: Lion runs on the char-LM, so it needs an LR grid like every method")
+        return self

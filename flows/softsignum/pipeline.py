@@ -1,8 +1,9 @@
 """SoftSignum / SoftMuon: smooth sign maps with a temperature schedule after a sign phase (ICML 2026).
 
 Stages: generate (quad-het and mat-het instances per seed, the stdlib character corpus), calibrate (LR grids of
-Signum, Muon and AdamW on the char-LM), train (every (task, optimizer, seed) run as a Prefect task on worker
-processes), evaluate (claims C1-C3, the pre-transition coincidence check, plots).
+Signum, Muon, AdamW and Lion when it runs, on the char-LM, widened at an edge by the shared rule of
+tasks.train.lr_grid), train (every (task, optimizer, seed) run as a Prefect task on worker processes, the clamp
+controls included), evaluate (claims C1-C3 with their controls, the pre-transition coincidence check, plots).
 """
 from __future__ import annotations
 
@@ -21,19 +22,19 @@ from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
 from tasks.train.charlm import CharLMConfig, CharLMSetting
 from tasks.train.corpus import build_stdlib_corpus, load_corpus, save_corpus
+from tasks.train.lr_grid import MAX_EXTENSIONS, calibrate_grids
 from tasks.train.synthetic import matrix_least_squares, quadratic_heterogeneous
 
 from . import plots
 from .claims import evaluate_claims
 from .params import CharLM, Params
-from .runs import MUON_FAMILY, SIGN_FAMILY, best_lr, charlm_run, mat_het_run, quad_het_run
+from .runs import MUON_FAMILY, SIGN_FAMILY, charlm_run, mat_het_run, quad_het_run
+from .variants import base_of
 
 PAPER = "softsignum"
 DATA = Path("data") / PAPER
 CORPUS = DATA / "stdlib_charlm.npz"
 CORPUS_MANIFEST = DATA / "stdlib_charlm.manifest.json"
-CALIBRATED = ("signum", "muon", "adamw")
-QUAD_OPTIMIZERS = ("signum", "softsignum", "hardswitch")
 MAT_OPTIMIZERS = ("muon", "softmuon")
 MAX_CURVE_POINTS = 200
 
@@ -44,9 +45,9 @@ def _config(c: CharLM) -> CharLMConfig:
 
 def _charlm_options(params: Params, name: str) -> dict:
     c = params.charlm
-    momentum = c.muon_momentum if name in MUON_FAMILY else c.sign_momentum
+    momentum = c.muon_momentum if base_of(name) in MUON_FAMILY else c.sign_momentum
     return {"momentum": momentum, "alpha_sign": params.alpha_sign, "eps": params.eps, "aux_lr": c.aux_lr,
-            "soft_mode": c.soft_mode}
+            "tau_max": c.tau_max, "soft_mode": c.soft_mode}
 
 
 # ---------------------------------------------------------------- generate
@@ -105,26 +106,33 @@ def _run_all(jobs: list[dict], params: Params, context: StageContext) -> list[di
 
 @flow(name="softsignum-calibrate", task_runner=task_runner("process"))
 def calibrate(params: Params, context: StageContext) -> StageReport:
+    """Every method with a grid (Signum, Muon, AdamW, Lion when it runs): the shared rule of tasks.train.lr_grid
+    (one-point grids pass through; a best point at an edge widens the grid, at most MAX_EXTENSIONS times)."""
     cal = params.calibration
-    jobs = [{"task": "charlm", "optimizer": name, "seed": 0, "lr": lr, "steps": cal.steps, "on_nonfinite": "stop"}
-            for name in CALIBRATED for lr in getattr(cal, name)]
-    records = _run_all(jobs, params, context)
-    result, metrics = {}, {}
-    for name in CALIBRATED:
-        grid = {r["lr"]: r["final"]["loss"] for r in records if r["optimizer"] == name}
-        result[name] = {"grid": {str(lr): loss for lr, loss in grid.items()}, "best_lr": best_lr(grid)}
-        metrics |= {f"{name}.lr_{lr:g}.val_loss": loss for lr, loss in grid.items()} | {f"{name}.best_lr": result[name]["best_lr"]}
-    write_json(context.out(str(DATA / "calibration.json")), {"steps": cal.steps, "seed": 0, **result})
+
+    def evaluate(pending: list[tuple[str, float]]) -> list[float]:
+        jobs = [{"task": "charlm", "optimizer": name, "seed": 0, "lr": lr, "steps": cal.steps, "on_nonfinite": "stop"}
+                for name, lr in pending]
+        return [r["final"]["loss"] for r in _run_all(jobs, params, context)]
+
+    results = calibrate_grids(cal.grids(), evaluate, max_extensions=MAX_EXTENSIONS)
+    metrics = {}
+    for name, result in results.items():
+        metrics |= result.metrics(name)
+    write_json(context.out(str(DATA / "calibration.json")),
+               {"steps": cal.steps, "seed": 0, **{name: result.to_json() for name, result in results.items()}})
     return StageReport(metrics=metrics)
 
 
-def _charlm_lr(name: str, calibrated: dict, params: Params) -> float:
-    """SoftSignum/HardSwitchSign inherit Signum's LR, SoftMuon Muon's (not tuned separately); Lion is not calibrated."""
-    if name in SIGN_FAMILY:
+def _charlm_lr(name: str, calibrated: dict) -> float:
+    """SoftSignum/HardSwitchSign (and their controls) inherit Signum's LR, SoftMuon Muon's (not tuned separately);
+    AdamW and Lion have their own."""
+    base = base_of(name)
+    if base in SIGN_FAMILY:
         return calibrated["signum"]["best_lr"]
-    if name in MUON_FAMILY:
+    if base in MUON_FAMILY:
         return calibrated["muon"]["best_lr"]
-    return calibrated["adamw"]["best_lr"] if name == "adamw" else params.charlm.lion_lr
+    return calibrated[base]["best_lr"]
 
 
 def _subsample(values: list, limit: int = MAX_CURVE_POINTS) -> list:
@@ -136,8 +144,8 @@ def _write_run(folder: Path, record: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / "record.json", record)
     write_csv(folder / "curve.csv", record["curve"])
-    write_json(folder / "metrics.json", {"final": record["final"], "lr": record["lr"], "t_sign": record["t_sign"],
-                                         "wall_time_s": record["wall_time_s"]})
+    write_json(folder / "metrics.json", {k: record[k] for k in ("final", "lr", "t_sign", "wall_time_s", "tau_max",
+                                                                "schedule_at_tau_max", "saturated_after_t_sign")})
     if record["schedule"] is not None:
         np.save(folder / "schedule.npy", np.asarray(record["schedule"]))
 
@@ -146,10 +154,10 @@ def _write_run(folder: Path, record: dict) -> None:
 def train(params: Params, context: StageContext) -> StageReport:
     calibrated = json.loads(context.data(str(DATA / "calibration.json")).read_text())
     jobs = [{"task": "quad_het", "optimizer": name, "seed": s, "lr": params.quad_het.lr}
-            for name in QUAD_OPTIMIZERS for s in range(params.quad_het.seeds)]
+            for name in params.quad_het.optimizers for s in range(params.quad_het.seeds)]
     jobs += [{"task": "mat_het", "optimizer": name, "seed": s, "lr": params.mat_het.lr}
              for name in MAT_OPTIMIZERS for s in range(params.mat_het.seeds)]
-    jobs += [{"task": "charlm", "optimizer": name, "seed": s, "lr": _charlm_lr(name, calibrated, params),
+    jobs += [{"task": "charlm", "optimizer": name, "seed": s, "lr": _charlm_lr(name, calibrated),
               "steps": params.charlm.steps} for name in params.charlm.optimizers for s in range(params.charlm.seeds)]
     records = _run_all(jobs, params, context)
     runs = context.out(str(DATA / "runs"))
@@ -163,6 +171,7 @@ def train(params: Params, context: StageContext) -> StageReport:
         if soft:
             curves[f"{prefix}.tau"] = _subsample(soft)
         metrics[f"{prefix}.wall_time_s"] = r["wall_time_s"]
+        metrics |= {f"{prefix}.{k}": r[k] for k in ("schedule_at_tau_max", "saturated_after_t_sign") if r[k] is not None}
     return StageReport(metrics=metrics, curves=curves)
 
 

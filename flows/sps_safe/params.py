@@ -3,12 +3,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from tasks.core.params import Params as BaseParams
+from tasks.train.lr_grid import check_grid, check_same_shape
 
 Positive = Annotated[float, Field(gt=0)]
 P1, P2 = "svm_interp", "svm_noisy"  # the convex problems, named as their fields of Params
+# problem -> the baselines whose grid C1 takes at its best point; the solve stage widens these grids at an edge
+# (tasks.train.lr_grid), so they share one shape (equal tuning effort) and are sorted
+TUNED = {P1: ("sgd", "sps_max")}
 
 
 class SvmGrid(BaseParams):
@@ -53,3 +57,10 @@ class Params(BaseParams):
     digits: DigitsParams
     decide_claims: bool
     device: str = "auto"
+
+    @model_validator(mode="after")
+    def _tuned_grids(self):
+        for problem, rules in TUNED.items():
+            g = getattr(self, problem)
+            check_same_shape({rule: check_grid(getattr(g, rule), f"{problem}.{rule}") for rule in rules})
+        return self

@@ -1,7 +1,8 @@
 """SPS_safe: safeguarded stochastic Polyak step sizes for non-smooth optimization (ICML 2026).
 
 Stages: generate (P1 interpolated and P2 noisy hinge SVMs per seed with exact f* by LP, P3 digits split),
-solve (every convex method of the grids per (problem, seed), vectorised over methods, on worker processes),
+solve (every convex method of the grids per (problem, seed), vectorised over methods, on worker processes; then
+C1's tuned grids widened at an edge by the shared rule, calibration.py, each added point its own sweep per seed),
 train (the digits MLP per (optimizer, seed), on worker processes), evaluate (summaries over seeds, claims
 C1-C3, P3 diagnostics, plots).
 """
@@ -25,9 +26,9 @@ from tasks.optim.polyak_sweep import HingeSVM, Method, run_sweep
 from tasks.train.digits import DigitsSplit, digits_split
 from tasks.train.synthetic import hinge_losses, svm_interpolated, svm_noisy
 
-from . import plots, summaries
+from . import calibration, plots, summaries
 from .claims import claims as paper_claims
-from .params import P1, P2, DigitsOptimizerParams, Params, SvmGrid
+from .params import P1, P2, TUNED, DigitsOptimizerParams, Params, SvmGrid
 from .runs import run_label, train_digits
 
 PAPER = "sps_safe"
@@ -40,8 +41,13 @@ def grid(params: Params, problem: str) -> SvmGrid:
     return getattr(params, problem)
 
 
+def tuned_method(g: SvmGrid, rule: str, value: float) -> Method:
+    """A run of a grid that C1 tunes (sgd: gamma; sps_max: gamma_b, with the problem's c)."""
+    return Method(rule, value, c=g.sps_max_c) if rule == "sps_max" else Method(rule, value)
+
+
 def methods(g: SvmGrid) -> list[Method]:
-    return ([Method("sgd", v) for v in g.sgd] + [Method("sps_max", v, c=g.sps_max_c) for v in g.sps_max]
+    return ([tuned_method(g, "sgd", v) for v in g.sgd] + [tuned_method(g, "sps_max", v) for v in g.sps_max]
             + ([Method("sps_plus")] if g.sps_plus else []) + [Method("sps_safe", v) for v in g.sps_safe]
             + [Method("ima", v, lam=g.ima_lam) for v in g.ima]
             + [Method("ima_sps_safe", v, lam=g.ima_lam) for v in g.ima_sps_safe])
@@ -99,27 +105,66 @@ def generate(params: Params, context: StageContext) -> StageReport:
 # ---------------------------------------------------------------- solve
 
 @task(cache_policy=NO_CACHE)
-def solve_problem(problem_path: Path, out_path: Path, g: SvmGrid, sampling_seed: int) -> dict:
+def solve_problem(problem_path: Path, out_path: Path, g: SvmGrid, sampling_seed: int,
+                  sweep: list[Method] | None = None) -> dict:
+    """One sweep on one instance: every method of the grid `g`, or only those of `sweep`."""
     data = load_npz(problem_path)
-    sweep = methods(g)
+    sweep = methods(g) if sweep is None else sweep
+    out_path.parent.mkdir(parents=True, exist_ok=True)
     result = run_sweep(HingeSVM(data["A"], data["b"]), sweep, x0=data["x0"], f_star=float(data["f_star"]),
                        epochs=g.epochs, batch=g.batch, seed=sampling_seed, trace_points=g.trace_points,
                        losses_at_optimum=hinge_losses(data["A"], data["b"], data["x_star"]))
     fields = asdict(result) | {"labels": json.dumps(result.labels), "methods": json.dumps([asdict(m) for m in sweep])}
     np.savez(out_path, **fields, f_star=data["f_star"], sampling_seed=sampling_seed)
-    return {"wall_time_s": result.wall_time_s}
+    return {"wall_time_s": result.wall_time_s, "final": result.rel_subopt[:, -1].tolist()}
+
+
+def widen_grids(problems: Path, folder: Path, problem: str, g: SvmGrid, seeds: dict[int, int],
+                finals: dict[int, list[float]]) -> tuple[dict, dict[str, float], int]:
+    """C1's tuned grids of `problem` (TUNED) widened at an edge (calibration.py): the initial points' losses from
+    the main sweeps' `finals` (seed -> each method's final value), each added point one sweep per seed in
+    runs/widened/. Returns the record for calibration.json, the metrics and the number of added sweeps."""
+    rows = {(m.rule, m.param): r for r, m in enumerate(methods(g)) if m.rule in TUNED[problem]}
+    known = {point: calibration.grid_loss([finals[k][r] for k in range(g.seeds)]) for point, r in rows.items()}
+    labels = {point: tuned_method(g, *point).label for point in rows}
+    added = 0
+
+    def run_points(points: list[tuple[str, float]]) -> list[float]:
+        nonlocal added
+        futures = []
+        for point in points:
+            method = tuned_method(g, *point)
+            labels[point] = method.label
+            futures.append([solve_problem.submit(problems / f"{problem}_{k}.npz",
+                                                 folder / calibration.WIDENED / f"{problem}_{k}_{method.label}.npz",
+                                                 g, seeds[k], [method]) for k in range(g.seeds)])
+        added += len(points) * g.seeds
+        return [calibration.grid_loss([f.result()["final"][0] for f in per_seed]) for per_seed in futures]
+
+    results = calibration.widen({rule: getattr(g, rule) for rule in TUNED[problem]}, known, run_points)
+    return calibration.record(results, labels, g.seeds), calibration.metrics(results, problem), added
 
 
 @flow(name="sps_safe-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
     problems, folder = context.data(str(DATA / "problems")), context.out(str(DATA / "runs"))
     folder.mkdir(parents=True)
-    futures = [solve_problem.submit(problems / f"{problem}_{k}.npz", folder / f"{problem}_{k}.npz", grid(params, problem),
-                                    derive_seed(params.seed, problem, k, "indices"))
-               for problem, k in instances(params)]
-    times = [f.result()["wall_time_s"] for f in futures]
+    seeds = {(problem, k): derive_seed(params.seed, problem, k, "indices") for problem, k in instances(params)}
+    futures = {(problem, k): solve_problem.submit(problems / f"{problem}_{k}.npz", folder / f"{problem}_{k}.npz",
+                                                  grid(params, problem), seed)
+               for (problem, k), seed in seeds.items()}
+    done = {key: f.result() for key, f in futures.items()}
+    records, metrics, added = {}, {}, 0
+    for problem in TUNED:
+        g = grid(params, problem)
+        records[problem], problem_metrics, problem_added = widen_grids(
+            problems, folder, problem, g, {k: seeds[problem, k] for k in range(g.seeds)},
+            {k: done[problem, k]["final"] for k in range(g.seeds)})
+        metrics, added = metrics | problem_metrics, added + problem_added
+    write_json(folder / calibration.CALIBRATION_FILE, records)
     return StageReport(metrics={"runs": sum(len(methods(grid(params, p))) for p, _ in instances(params)),
-                                "sweep_wall_time_s": float(np.sum(times))})
+                                "sweep_wall_time_s": float(np.sum([r["wall_time_s"] for r in done.values()])),
+                                "widened_runs": float(added)} | metrics)
 
 
 # ---------------------------------------------------------------- train
@@ -159,12 +204,17 @@ def train(params: Params, context: StageContext) -> StageReport:
 @flow(name="sps_safe-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
     runs_folder, digits_folder = context.data(str(DATA / "runs")), context.data(str(DATA / "digits"))
-    runs = {problem: [load_npz(runs_folder / f"{problem}_{k}.npz") | {"seed": k} for k in range(grid(params, problem).seeds)]
+    records = json.loads((runs_folder / calibration.CALIBRATION_FILE).read_text())
+    runs = {problem: [calibration.merge_runs(load_npz(runs_folder / f"{problem}_{k}.npz"),
+                                             [load_npz(runs_folder / calibration.WIDENED / f"{problem}_{k}_{label}.npz")
+                                              for label in calibration.added_labels(records.get(problem))]) | {"seed": k}
+                      for k in range(grid(params, problem).seeds)]
             for problem in PROBLEMS}
     problems = {problem: summaries.summarize_problem(problem_runs) for problem, problem_runs in runs.items()}
     digit_runs = [load_npz(path) for path in sorted(digits_folder.glob("*.npz"))]
     digits = summaries.summarize_digits(digit_runs)
-    claims = paper_claims(problems[P1], problems[P2], decide=params.decide_claims)
+    claims = paper_claims(problems[P1], problems[P2], decide=params.decide_claims,
+                          p1_f_x0=summaries.initial_values(runs[P1]), p1_calibration=records[P1])
     metrics = summaries.metrics(problems, digits)
     write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
     write_json(context.out(str(DATA / "metrics.json")), metrics)

@@ -19,6 +19,7 @@ import torch
 
 from tasks.core.seeding import derive_seed
 from tasks.optim.adamw_rule import adamw_update
+from tasks.optim.dropin import DropInOptimizer
 from tasks.optim.muon import AUX_DEFAULTS, ORTHOGONALIZERS, as_matrix, muon_scale, orthogonalize
 from tasks.optim.rsvd import LowRank, randomized_svd
 
@@ -47,15 +48,19 @@ def _set_rng_state(state: tuple) -> None:
         torch.cuda.set_rng_state_all(cuda)
 
 
-class LiMuon(torch.optim.Optimizer):
+class LiMuon(DropInOptimizer):
     """LiMuon for use_muon=True groups (>= 2-D tensors), AdamW (aux_* keys, muon.AUX_DEFAULTS) for the rest.
 
     step(closure) is required: the closure is called at the current weights, then (from the second
     step on) again with the previous weights swapped into the matrices, on the same batch, with the
-    torch RNG replayed so dropout draws the same mask. Options per group: lr, beta (fresh-gradient
-    weight), weight_decay (decoupled), option 1 | 2, rank, oversampling, orthogonalizer "svd" | "ns5",
-    ns_steps, clip (None or a Frobenius bound). The RSVD sketch of matrix i at step k is drawn from a
-    generator seeded by (seed, k, i): deterministic, and exact after a state_dict round trip.
+    torch RNG replayed so dropout draws the same mask. A standard torch closure (zero_grad, forward,
+    backward, return the loss) works, and so does one that does not zero: LiMuon zeroes the gradients
+    before each call and, after the step, .grad holds the gradient at the current weights again (the
+    .grad of parameters outside this optimizer ends as the second call left it).
+    Options per group: lr, beta (fresh-gradient weight), weight_decay (decoupled), option 1 | 2, rank,
+    oversampling, orthogonalizer "svd" | "ns5", ns_steps, clip (None or a Frobenius bound). The RSVD
+    sketch of matrix i at step k is drawn from a generator seeded by (seed, k, i), k being the matrix's
+    step count in `state`: deterministic, and exact after a state_dict round trip (same seed).
     keep_estimates=True keeps each step's full M in `estimates` (a diagnostic, not optimizer state).
     """
 

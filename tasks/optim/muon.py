@@ -12,6 +12,7 @@ from typing import Literal
 import torch
 
 from tasks.optim.adamw_rule import adamw_update
+from tasks.optim.dropin import DropInOptimizer
 from tasks.optim.temperature import TemperatureSchedule, Transition, algebraic_c_eps, transition_state
 
 # Keller Jordan's quintic: coefficients chosen to maximise the slope at zero, so few steps push small
@@ -140,7 +141,7 @@ def _check_choice(name: str, value, allowed) -> None:
         raise ValueError(f"{name}: must be one of {allowed}, got {value!r}")
 
 
-class Muon(torch.optim.Optimizer):
+class Muon(DropInOptimizer):
     """Muon for groups with use_muon=True (matrices, conv kernels), AdamW (aux_*) for groups with use_muon=False.
 
     A plain iterable of tensors is one Muon group. Update per matrix parameter:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from tasks.optim.dropin import DropInOptimizer
+
 EPS = 1e-12  # the baselines' denominators: keeps g = 0 finite (the update is 0 anyway)
 LAST_ITERATE = "t"
 
@@ -89,7 +91,7 @@ def _descend(param_groups, step: float) -> None:
                 p.mul_(1 - group["weight_decay"] * step).add_(p.grad, alpha=-step)
 
 
-class _PolyakShell(torch.optim.Optimizer):
+class _PolyakShell(DropInOptimizer):
     """One scalar step size per step from the closure's mini-batch loss and the gradient norm over ALL parameters.
 
     `loss = opt.step(closure)`: closure() evaluates one mini-batch, runs backward and returns the loss (it

@@ -9,6 +9,8 @@ from typing import Callable
 
 import torch
 
+from tasks.optim.dropin import DropInOptimizer
+
 
 def soft_threshold(x: torch.Tensor, threshold: float) -> torch.Tensor:
     """The proximal map of threshold * ||x||_1: shrink towards 0, zeroing |x| <= threshold."""
@@ -27,7 +29,7 @@ def prox_sgd_update(param: torch.Tensor, grad: torch.Tensor, state: dict, *, lr:
     param.copy_(soft_threshold(param, lr * l1))
 
 
-class ProxSGD(torch.optim.Optimizer):
+class ProxSGD(DropInOptimizer):
     """Prox-SGD on every parameter (defaults from the official scripts: lr 0.01, mu 0.9, l1 1e-4)."""
 
     def __init__(self, params, lr: float = 0.01, momentum: float = 0.9, l1: float = 1e-4):

@@ -13,12 +13,14 @@ near singularities: that is the formula, and the damping is logged so the effect
 """
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Callable, Literal
 
 import torch
 
 from tasks.optim.adamw_rule import adamw_update
+from tasks.optim.dropin import DropInOptimizer
 
 ProbeNorm = Literal["per_tensor", "global"]
 PROBE_NORMS = ("per_tensor", "global")
@@ -91,16 +93,41 @@ def braked_adamw_update(param: torch.Tensor, grad: torch.Tensor, state: dict, *,
     adamw_update(param, grad, state, lr=lr * damp, betas=betas, eps=eps, weight_decay=0.0)
 
 
-class SAdam(torch.optim.Optimizer):
-    """S-Adam. `step(closure)`: closure(backward=True) zeroes the gradients, evaluates the batch and
-    back-propagates; closure(backward=False) only evaluates the SAME batch (the k probes call it
-    under no_grad). The closure's forward must be deterministic given the batch (no dropout or BN
-    statistic updates in the probes).
+PROBE_RNG = "probe_rng"  # the key of the probe generator's state in SAdam.state
 
-    One LGI scalar per parameter group (all its tensors with a gradient are perturbed jointly).
-    Probe directions come from a private generator seeded by `seed`, so probing does not move the
-    global RNG that shuffles the data. `stats` holds rho and damp of the last step (means over
-    groups when there are several).
+
+def accepts_backward(closure: Callable) -> bool:
+    """Whether `closure` takes a `backward` argument (the project's convention: closure(backward=False) is
+    forward-only), read from its signature; False where there is none to read."""
+    try:
+        return "backward" in inspect.signature(closure).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class SAdam(DropInOptimizer):
+    """S-Adam, a drop-in torch.optim.Optimizer.
+
+    `loss = opt.step(closure, probe=None)`. `closure()` is torch's: it zeroes the gradients, evaluates the batch,
+    back-propagates and returns the loss; it is called once, at the current weights, under enable_grad. The k
+    probes of a group then re-evaluate the SAME batch at theta + sigma u_i, under no_grad, with the first of:
+    - `probe()`: a forward-only function of the batch (returns the loss, touches no gradient);
+    - `closure(backward=False)`, when the closure takes a `backward` argument (tasks.train.loop's closures):
+      it must only evaluate the loss and leave .grad alone;
+    - the standard closure itself: each probe then also back-propagates (k extra backward passes), and the
+      gradients of this optimizer's parameters are saved before the probes and put back after them, so the
+      update uses the gradient at theta. Gradients of parameters outside this optimizer end as the last probe
+      left them.
+    The forward must be deterministic given the batch (no dropout or BN statistic updates in the probes).
+    With the brake off (strength = lambda = 0, or rho_cap = 0) damp = 1 whatever rho is: no probe runs, the
+    closure is optional (step() after your own backward works) and S-Adam is torch.optim.AdamW exactly.
+
+    One LGI scalar per parameter group (all its tensors with a gradient are perturbed jointly); every group is
+    probed at the weights the step started from, before any group is updated. Probe directions come from a
+    private generator seeded by `seed`, so probing does not move the global RNG that shuffles the data; its
+    state lives in `state` (state_dict, deepcopy and pickle carry it, and a resumed run draws the same
+    directions as an uninterrupted one). `stats` holds rho (means over the probed groups) and damp (means
+    over the groups) of the last step; rho is absent when no group was probed.
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -118,34 +145,77 @@ class SAdam(torch.optim.Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, k=k, sigma=sigma,
                                       strength=strength, eps_lgi=eps_lgi, rho_cap=rho_cap, probe_norm=probe_norm))
         self.seed = seed
-        self.generator: torch.Generator | None = None
         self.stats: dict[str, float] = {}
 
-    def _generator(self, device: torch.device) -> torch.Generator:
-        if self.generator is None:
-            self.generator = torch.Generator(device=device)
-            self.generator.manual_seed(self.seed)
-        return self.generator
+    @staticmethod
+    def brake_on(group: dict) -> bool:
+        """False when damp = exp(-lambda min(rho, rho_cap)) is 1 for every rho: the probes are skipped."""
+        return group["strength"] != 0 and group["rho_cap"] != 0
 
-    def step(self, closure: Callable[..., torch.Tensor]):  # type: ignore[override]
-        if closure is None:
+    def _generator(self, device: torch.device) -> torch.Generator:
+        """The probe generator where the last step left it (self.state), or freshly seeded from `seed`."""
+        generator = torch.Generator(device=device)
+        if PROBE_RNG in self.state:
+            generator.set_state(self.state[PROBE_RNG]["state"])
+        else:
+            generator.manual_seed(self.seed)
+        return generator
+
+    def _forward_only(self, closure: Callable[..., torch.Tensor], probe: Callable[[], torch.Tensor] | None):
+        """(forward, restore): the probes' loss function and what puts the gradients back after them."""
+        if probe is not None:
+            return probe, lambda: None
+        if accepts_backward(closure):
+            return lambda: closure(backward=False), lambda: None
+        saved = {p: None if p.grad is None else p.grad.clone() for g in self.param_groups for p in g["params"]}
+
+        def forward() -> torch.Tensor:
+            with torch.enable_grad():
+                return closure()
+
+        def restore() -> None:
+            for p, grad in saved.items():
+                p.grad = grad
+        return forward, restore
+
+    def step(self, closure: Callable[..., torch.Tensor] | None = None,  # type: ignore[override]
+             probe: Callable[[], torch.Tensor] | None = None):
+        if closure is None and any(self.brake_on(g) for g in self.param_groups):
             raise ValueError("SAdam.step needs a closure: it re-evaluates the batch at probe points")
-        with torch.enable_grad():
-            loss = closure()
-        base_loss = float(loss.detach())
-        rhos, damps = [], []
-        for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        groups = [(g, [p for p in g["params"] if p.grad is not None]) for g in self.param_groups]
+        damps, rhos = {}, []
+        if any(params and self.brake_on(g) for g, params in groups):
+            base_loss = float(loss.detach())
+            forward, restore = self._forward_only(closure, probe)
+            generator = None
+            try:
+                for index, (group, params) in enumerate(groups):
+                    if not params or not self.brake_on(group):
+                        continue
+                    if generator is None:  # one generator for all groups, on the first probed group's device
+                        generator = self._generator(params[0].device)
+                    directions = draw_directions(params, group["k"], generator, group["probe_norm"])
+                    differences = probe_differences(forward, params, base_loss, directions, group["sigma"])
+                    rho = float(local_geometric_instability(differences, group["eps_lgi"]))
+                    damps[index] = damping(rho, group["strength"], group["rho_cap"])
+                    rhos.append(rho)
+            finally:
+                restore()
+            self.state[PROBE_RNG] = {"state": generator.get_state()}
+        used = []
+        for index, (group, params) in enumerate(groups):
             if not params:
                 continue
-            directions = draw_directions(params, group["k"], self._generator(params[0].device), group["probe_norm"])
-            differences = probe_differences(lambda: closure(backward=False), params, base_loss, directions, group["sigma"])
-            rho = float(local_geometric_instability(differences, group["eps_lgi"]))
-            damp = damping(rho, group["strength"], group["rho_cap"])
+            damp = damps.get(index, 1.0)
             for p in params:
                 braked_adamw_update(p, p.grad, self.state[p], lr=group["lr"], betas=group["betas"], eps=group["eps"],
                                     weight_decay=group["weight_decay"], damp=damp)
-            rhos.append(rho)
-            damps.append(damp)
-        self.stats = {"rho": sum(rhos) / len(rhos), "damp": sum(damps) / len(damps)} if rhos else {}
+            used.append(damp)
+        self.stats = {"rho": sum(rhos) / len(rhos)} if rhos else {}
+        if used:
+            self.stats["damp"] = sum(used) / len(used)
         return loss

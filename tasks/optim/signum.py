@@ -15,6 +15,7 @@ from typing import Literal
 
 import torch
 
+from tasks.optim.dropin import DropInOptimizer
 from tasks.optim.temperature import TemperatureSchedule, Transition, tanh_c_eps, transition_state
 
 MODES = ("sign", "soft", "hard_switch")
@@ -52,7 +53,7 @@ def step_scale(directions: list[torch.Tensor], *, normalized: bool, sign_norm: b
     return norm
 
 
-class SignMomentum(torch.optim.Optimizer):
+class SignMomentum(DropInOptimizer):
     """The shared shell; use Signum, SoftSignum or HardSwitchSign.
 
     mode "sign": sign(d) throughout; "soft": tanh(tau d) after T_sign = floor(alpha_sign * total_steps);
@@ -64,7 +65,7 @@ class SignMomentum(torch.optim.Optimizer):
     def __init__(self, params, *, lr: float, mode: str, momentum: float = 0.9, dampening: float = 0.0,
                  nesterov: bool = False, weight_decay: float = 0.0, normalized: bool = False, sign_norm: bool = False,
                  total_steps: int | None = None, alpha_sign: float = 0.9, eps: float = 1e-4, tau_max: float = 20.0,
-                 newton_steps: int = 10):
+                 newton_steps: int = 10, switch_scale: float = 1.0):
         if mode not in MODES:
             raise ValueError(f"mode: must be one of {MODES}, got {mode!r}")
         if lr < 0:
@@ -81,13 +82,15 @@ class SignMomentum(torch.optim.Optimizer):
             raise ValueError(f"eps: must be in (0, 1), got {eps}")
         if tau_max < 1:
             raise ValueError(f"tau_max: must be >= 1, got {tau_max}")
+        if switch_scale <= 0:
+            raise ValueError(f"switch_scale: must be > 0, got {switch_scale}")
         if mode != "sign" and total_steps is None:
             raise ValueError(f"total_steps: required for mode {mode!r} (the transition starts at alpha_sign * total_steps)")
         self.mode = mode
         self.transition = None if mode == "sign" else Transition(total_steps, alpha_sign)
         self.eps, self.tau_max, self.newton_steps = eps, tau_max, newton_steps
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, nesterov=nesterov, weight_decay=weight_decay,
-                        normalized=normalized, sign_norm=sign_norm)
+                        normalized=normalized, sign_norm=sign_norm, switch_scale=switch_scale)
         super().__init__(params, defaults)
         self.stats: dict = {}
 
@@ -130,6 +133,8 @@ class SignMomentum(torch.optim.Optimizer):
             lr_eff = group["lr"] * step_scale(directions, normalized=group["normalized"], sign_norm=group["sign_norm"])
             for p, d in zip(params, directions):
                 u = transition_map(d, phase, tau)
+                if phase == "sgd" and group["switch_scale"] != 1.0:
+                    u = u * group["switch_scale"]
                 saturated += int((u.abs() >= 1 - self.eps).sum())
                 total += u.numel()
                 p.mul_(1 - group["lr"] * group["weight_decay"])
@@ -153,7 +158,9 @@ class SoftSignum(SignMomentum):
 
 
 class HardSwitchSign(SignMomentum):
-    """Signum for floor(alpha_sign * total_steps) steps, then plain momentum SGD (u = d) with the same lr."""
+    """Signum for floor(alpha_sign * total_steps) steps, then plain momentum SGD (u = switch_scale d) with the
+    same lr. switch_scale = tau_max is the control of SoftSignum whose schedule is clamped at tau_max everywhere
+    (tanh(tau_max d) ~ tau_max d for small d)."""
 
     def __init__(self, params, lr: float = 1e-3, *, total_steps: int, **options):
         super().__init__(params, lr=lr, mode="hard_switch", total_steps=total_steps, **options)

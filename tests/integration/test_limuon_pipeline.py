@@ -29,6 +29,9 @@ def test_smoke_pipeline(smoke_repo):
     memory = claims["claims"][0]
     assert memory["details"]["mismatches"] == [] and 0 < memory["ours"] < 0.5
 
+    calibration = json.loads((data / "calibration.json").read_text())  # one point: a pass-through, no AdamW in smoke
+    assert calibration["muon"]["best_lr"] == 0.02 and calibration["muon"]["extensions"] == 0 and "adamw" not in calibration
+
     limuon = json.loads((data / "runs/charlm/limuon1/seed0/metrics.json").read_text())
     muon = json.loads((data / "runs/charlm/muon/seed0/metrics.json").read_text())
     assert muon["grad_evals"] == 100 and limuon["grad_evals"] == 199  # two gradients per step after the first
@@ -39,3 +42,4 @@ def test_smoke_pipeline(smoke_repo):
     assert set(stages) == {"generate", "calibrate", "train", "evaluate"}
     assert all(r.info.status == "FINISHED" for r in stages.values())
     assert "charlm.muon.train_loss" in client.get_run(stages["train"].info.run_id).data.metrics
+    assert client.get_run(stages["calibrate"].info.run_id).data.metrics["muon.best_lr"] == 0.02

@@ -29,6 +29,23 @@ def test_smoke_pipeline(smoke_repo):
     assert all(set(c) == CLAIM_FIELDS and c["passed"] is None and c["ours"] is not None for c in claims["claims"])
     metrics = json.loads((data / "metrics.json").read_text())
     assert metrics["pre_transition.coincide"] == 1.0  # soft methods follow their hard twins exactly until T_sign
+    assert metrics["pre_transition.gap.quad_het/hardswitch_x20"] == 0.0  # and so do the controls
+
+    # the clamp's controls, reported beside SoftSignum in C1 and C2, undecided like the claims
+    c1, c2, c3 = claims["claims"]
+    for claim, key in ((c1, "ratio_to_signum"), (c2, "minus_signum")):
+        assert set(claim["details"]["controls"]) == {"hardswitch_x20", "softsignum_unclamped"}
+        assert all(c["meets_claim"] is None and c[key] is not None for c in claim["details"]["controls"].values())
+        assert metrics[f"control.{claim['id']}.hardswitch_x20.{key}"] == claim["details"]["controls"]["hardswitch_x20"][key]
+    assert c1["details"]["clamp"]["softsignum"]["schedule_at_tau_max"] == 1.0  # the smoke schedule sits at tau_max = 20
+    assert c1["details"]["clamp"]["softsignum_unclamped"]["tau_max"] == 1e9 and c3["details"]["clamp"]["charlm"]
+    run = json.loads((data / "runs/charlm/hardswitch_x20/0/metrics.json").read_text())
+    assert run["tau_max"] is None and run["saturated_after_t_sign"] is not None
+
+    # one-point grids pass through the widening rule
+    calibration = json.loads((data / "calibration.json").read_text())
+    assert all(calibration[m]["extensions"] == 0 and calibration[m]["at_edge"] is False and len(calibration[m]["grid"]) == 1
+               for m in ("signum", "muon", "adamw")) and "lion" not in calibration
 
     client = MlflowClient(tracking_uri=f"sqlite:///{smoke_repo / 'mlflow' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("softsignum")
@@ -36,3 +53,4 @@ def test_smoke_pipeline(smoke_repo):
     assert set(stages) == {"generate", "calibrate", "train", "evaluate"}
     assert all(r.info.status == "FINISHED" for r in stages.values())
     assert len(client.get_metric_history(stages["train"].info.run_id, "quad_het.softsignum.seed0.tau")) == 30
+    assert client.get_run(stages["calibrate"].info.run_id).data.metrics["muon.at_edge"] == 0.0
