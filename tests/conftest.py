@@ -54,13 +54,24 @@ def repo_copy(tmp_path: Path) -> Path:
     return smoke_copy(tmp_path / "repo")
 
 
+SMOKE_REPRO_TIMEOUT = 2400  # seconds: one bare `dvc repro` of every paper's smoke pipeline
+
+
+def pytest_collection_modifyitems(items):
+    """The first test that asks for smoke_repo pays for the whole repro in its setup: give the tests that use it
+    the repro's own limit, not make test's per-test --timeout (a loaded machine took longer than that)."""
+    for item in items:
+        if "smoke_repo" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.timeout(SMOKE_REPRO_TIMEOUT + 300))
+
+
 @pytest.fixture(scope="session")
 def smoke_repo(tmp_path_factory, prefect_server) -> Path:
     """One copy in which a bare `dvc repro` has run every paper's smoke pipeline and the claims report, as a
     user's first run would. The pipeline tests read it rather than each reproducing its paper again (CI time);
     a test that changes it must put back what it changed."""
     copy = smoke_copy(tmp_path_factory.mktemp("smoke") / "repo")
-    dvc(copy, "repro", timeout=2400)
+    dvc(copy, "repro", timeout=SMOKE_REPRO_TIMEOUT)
     return copy
 
 
