@@ -2,7 +2,7 @@
 
 SPS_safe and IMA-SPS_safe against SGD, SPS_max and the SPS+ oracle on hinge SVMs with exact f* (P1, P2), and
 the digits MLP (P3) (stages/sps_safe/README.md; the rules in tasks/optim/polyak.py, the vectorised numpy sweep
-in tasks/optim/polyak_sweep.py, the MLP runner in tasks/train/digits.py).
+in sweep.py, the MLP runner in tasks/train/digits.py).
 
 - params.py: the typed Params of stages/sps_safe/params.yaml.
 - pipeline.py: the Prefect flows generate, solve, train, evaluate (`STAGES`).

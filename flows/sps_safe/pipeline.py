@@ -22,7 +22,7 @@ from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
-from tasks.optim.polyak_sweep import HingeSVM, Method, run_sweep
+from flows.sps_safe.sweep import HingeSVM, Method, run_sweep
 from tasks.train.digits import DigitsSplit, digits_split
 from tasks.train.synthetic import hinge_losses, svm_interpolated, svm_noisy
 

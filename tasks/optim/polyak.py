@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from tasks.optim.dropin import DropInOptimizer
+from tasks.optim.grads import global_grad_norm_sq
 
 EPS = 1e-12  # the baselines' denominators: keeps g = 0 finite (the update is 0 anyway)
 LAST_ITERATE = "t"
@@ -77,11 +78,6 @@ def check_lam(lam, name: str = "lam") -> None:
 
 
 # ---------------------------------------------------------------- torch optimizers
-
-def global_grad_norm_sq(params) -> float:
-    """||g||^2 over all parameters together, in float64 (one step size per step, not one per layer)."""
-    return float(sum(p.grad.double().square().sum() for p in params))
-
 
 def _descend(param_groups, step: float) -> None:
     """p <- p (1 - wd gamma) - gamma g for every parameter with a gradient."""

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import torch
 
+from tasks.optim.grads import global_grad_norm_sq
+
 RESERVED_KEYS = ("step", "loss", "lr", "grad_evals", "forward_evals")
 
 
@@ -45,12 +47,6 @@ def _synchronize(optimizer: torch.optim.Optimizer) -> None:
         torch.cuda.synchronize()
 
 
-def grad_norm_sq(optimizer: torch.optim.Optimizer) -> float:
-    """||g||^2 over every parameter of `optimizer` with a gradient, together, in float64."""
-    return float(sum(p.grad.double().square().sum() for group in optimizer.param_groups for p in group["params"]
-                     if p.grad is not None))
-
-
 def _closure_for(optimizer: torch.optim.Optimizer, loss_on_batch: Callable[[Any], torch.Tensor], batch: Any,
                  counts: TrainResult, grad_norms: list[float] | None = None
                  ) -> tuple[Callable[..., torch.Tensor], list[torch.Tensor]]:
@@ -70,7 +66,7 @@ def _closure_for(optimizer: torch.optim.Optimizer, loss_on_batch: Callable[[Any]
                 loss.backward()
             counts.grad_evals += 1
             if grad_norms is not None and not grad_norms:
-                grad_norms.append(grad_norm_sq(optimizer))
+                grad_norms.append(global_grad_norm_sq(p for group in optimizer.param_groups for p in group["params"]))
         if not first_loss:
             first_loss.append(loss)
         return loss

@@ -1,5 +1,5 @@
 """SPS_safe and the Polyak baselines (spec sps_safe §10): the rules' regimes, the safeguard, closed forms, IMA
-identities, the LP optimum, reproducibility, and the torch optimizers against the numpy sweep."""
+identities and the LP optimum (the numpy sweep of the sps_safe paper and its cross-checks: tests/papers/sps_safe/test_sweep.py)."""
 from __future__ import annotations
 
 from functools import cache
@@ -9,9 +9,8 @@ import pytest
 import torch
 
 from tasks.core.device import single_torch_thread
-from tasks.optim.polyak import IMASPSSafe, SPSMax, SPSSafe, ima_sps_safe_step, safeguard_active, sps_max_step, sps_safe_step
-from tasks.optim.polyak_sweep import HingeSVM, Method, draw_indices, iterate, run_sweep
-from tasks.train.synthetic import hinge_losses, hinge_subgradients, svm_interpolated, svm_noisy
+from tasks.optim.polyak import IMASPSSafe, SPSMax, SPSSafe, safeguard_active, sps_max_step, sps_safe_step
+from tasks.train.synthetic import hinge_losses, svm_interpolated, svm_noisy
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -27,14 +26,6 @@ def interpolated(seed: int = 0) -> dict:
 @cache
 def noisy(seed: int = 0) -> dict:
     return svm_noisy(seed)
-
-
-def small_noisy_problem(n: int = 120, d: int = 8, seed: int = 0) -> tuple[HingeSVM, np.ndarray]:
-    """A non-separable hinge problem small enough for step-by-step checks; x0 = randn."""
-    rng = np.random.default_rng(seed)
-    A = rng.standard_normal((n, d))
-    b = np.where(rng.random(n) < 0.8, 1.0, -1.0) * np.sign(A @ rng.standard_normal(d))
-    return HingeSVM(A, b), rng.standard_normal(d)
 
 
 # ---------------------------------------------------------------- the rules
@@ -104,27 +95,6 @@ def test_sps_max_caps_the_polyak_step():
 
 # ---------------------------------------------------------------- IMA
 
-def test_ima_with_lam_zero_is_sps_safe():
-    problem, x0 = small_noisy_problem()
-    result = run_sweep(problem, [Method("sps_safe", 2.0), Method("ima_sps_safe", 2.0, lam=0)], x0=x0, f_star=0.0,
-                       epochs=3, batch=4, seed=0)
-    np.testing.assert_array_equal(result.x_final[0], result.x_final[1])
-    assert ima_sps_safe_step(1.5, 3.0, 0.0, 2.0) == sps_safe_step(1.5, 3.0, 2.0)
-    assert ima_sps_safe_step(1.5, 3.0, -4.0, 2.0) == 0.0  # the [.]_+ clip
-
-
-@pytest.mark.parametrize("lam", [9.0, "t"])
-def test_z_minus_x_is_lam_times_the_last_move_along_a_run(lam):
-    problem, x0 = small_noisy_problem()
-    methods = [Method("ima_sps_safe", 1.0, lam=lam), Method("ima", 0.01, lam=lam)]
-    x_prev = np.tile(x0, (2, 1))
-    for t, X, Z, _, _ in iterate(problem, methods, x0, draw_indices(problem.n, 1, 400, seed=3)):
-        lam_t = t + 1.0 if lam == "t" else lam
-        scale = max(1.0, np.abs(X).max())
-        np.testing.assert_allclose(Z - X, lam_t * (X - x_prev), rtol=0, atol=1e-12 * scale)
-        x_prev = X
-    assert np.abs(Z - X).max() > 1e-3  # the momentum is really there
-
 
 def test_ima_auto_init_takes_the_first_gradient_norm_and_weight_decay_shrinks_z():
     x = torch.tensor([2.0, -1.0], dtype=torch.float64, requires_grad=True)
@@ -187,18 +157,6 @@ def test_weight_decay_is_decoupled_and_scaled_by_the_step():
     torch.testing.assert_close(x.detach(), torch.tensor([1.0, 2.0], dtype=torch.float64) * (1 - 0.5 * gamma) - gamma)
 
 
-def test_bad_settings_name_the_field():
-    x = [torch.zeros(2, requires_grad=True)]
-    for make, field in ((lambda: SPSSafe(x, M=0), "M"), (lambda: SPSMax(x, gamma_b=-1), "gamma_b"),
-                        (lambda: IMASPSSafe(x, lam=-1), "lam"), (lambda: SPSSafe(x, weight_decay=-1), "weight_decay"),
-                        (lambda: Method("adam", 1.0), "rule"), (lambda: Method("sps_safe"), "M"),
-                        (lambda: Method("sgd", 0.1, lam=9), "lam")):
-        with pytest.raises(ValueError, match=field):
-            make()
-    with pytest.raises(ValueError, match="closure"):
-        SPSSafe(x).step()
-
-
 # ---------------------------------------------------------------- problems and sweeps
 
 def test_lp_optimum_interpolated_is_zero_with_a_zero_loss_point_and_noisy_is_positive():
@@ -209,62 +167,3 @@ def test_lp_optimum_interpolated_is_zero_with_a_zero_loss_point_and_noisy_is_pos
     assert hinge_losses(p2["A"], p2["b"], p2["x_star"]).mean() == pytest.approx(p2["f_star"], abs=1e-7)
 
 
-def test_batch_oracle_matches_the_per_sample_subgradients_and_finite_differences():
-    problem, x0 = small_noisy_problem()
-    X = np.stack([x0, 2 * x0])
-    idx = np.array([3, 7, 7, 50])
-    losses, G = problem.batch_oracle(X, idx)
-    for r in range(2):
-        np.testing.assert_allclose(losses[r], hinge_losses(problem.A, problem.b, X[r])[idx].mean())
-        np.testing.assert_allclose(G[r], hinge_subgradients(problem.A, problem.b, X[r])[idx].mean(axis=0))
-        h = 1e-7  # away from kinks: no margin within 1e-4 of 1
-        assert np.all(np.abs(problem.b[idx] * (problem.A[idx] @ X[r]) - 1) > 1e-4)
-        numeric = [(problem.batch_oracle(X[r:r + 1] + h * e, idx)[0] - problem.batch_oracle(X[r:r + 1] - h * e, idx)[0])[0]
-                   / (2 * h) for e in np.eye(X.shape[1])]
-        np.testing.assert_allclose(numeric, G[r], atol=1e-6)
-
-
-def test_iterates_never_go_below_the_lp_optimum():
-    for data in (noisy(), interpolated()):
-        problem = HingeSVM(data["A"], data["b"])
-        methods = [Method("sgd", 0.1), Method("sps_safe", 1.0), Method("sps_max", 10.0),
-                   Method("ima_sps_safe", 10.0, lam=9), Method("sps_plus")]
-        result = run_sweep(problem, methods, x0=data["x0"], f_star=data["f_star"], epochs=2, batch=1, seed=0,
-                           losses_at_optimum=hinge_losses(data["A"], data["b"], data["x_star"]))
-        assert result.objective.min() >= data["f_star"] - 1e-9
-        assert result.rel_subopt.shape == (5, 3) and np.allclose(result.rel_subopt[:, 0], 1)
-
-
-def test_same_seed_same_trajectories_other_seed_differs():
-    problem, x0 = small_noisy_problem()
-    methods = [Method("sps_safe", 1.0), Method("ima_sps_safe", 1.0, lam=9), Method("sgd", 0.05)]
-    run = lambda seed: run_sweep(problem, methods, x0=x0, f_star=0.0, epochs=3, batch=2, seed=seed)
-    first, again, other = run(5), run(5), run(6)
-    for key in ("objective", "step_sizes", "grad_norms", "x_final", "safeguard_fraction"):
-        np.testing.assert_array_equal(getattr(first, key), getattr(again, key))
-    assert not np.array_equal(first.x_final, other.x_final)
-
-
-@pytest.mark.parametrize("method, make", [
-    (Method("sps_safe", 1.0), lambda p: SPSSafe(p, M=1.0)),
-    (Method("sps_safe", 100.0), lambda p: SPSSafe(p, M=100.0)),
-    (Method("sps_max", 0.5, c=0.5), lambda p: SPSMax(p, c=0.5, gamma_b=0.5)),
-    (Method("ima_sps_safe", 100.0, lam=9), lambda p: IMASPSSafe(p, M=100.0, lam=9)),
-], ids=lambda v: v.label if isinstance(v, Method) else "")
-def test_torch_optimizer_equals_the_numpy_sweep_on_a_linear_model(method, make):
-    data = noisy()
-    problem, batch, steps = HingeSVM(data["A"], data["b"]), 5, 200
-    numpy_run = run_sweep(problem, [method], x0=data["x0"], f_star=data["f_star"], epochs=2, batch=batch, seed=4)
-    A, b = torch.from_numpy(data["A"]), torch.from_numpy(data["b"])
-    x = torch.tensor(data["x0"], requires_grad=True)
-    opt = make([x])
-    for idx in torch.from_numpy(draw_indices(problem.n, batch, steps, seed=4)):
-        def closure(idx=idx):
-            opt.zero_grad()
-            loss = torch.clamp(1 - b[idx] * (A[idx] @ x), min=0).mean()
-            loss.backward()
-            return loss
-
-        opt.step(closure)
-    np.testing.assert_allclose(x.detach().numpy(), numpy_run.x_final[0], rtol=0, atol=1e-6)
-    assert np.abs(numpy_run.x_final[0] - data["x0"]).max() > 1e-2

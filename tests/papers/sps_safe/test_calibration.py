@@ -15,7 +15,7 @@ from flows.sps_safe.claims import C1_STATISTICS, C1_VERDICT, claims
 from flows.sps_safe.params import P1, TUNED, Params
 from flows.sps_safe.pipeline import tuned_method
 from flows.sps_safe.summaries import summarize_problem
-from tasks.optim.polyak_sweep import HingeSVM, Method, run_sweep
+from flows.sps_safe.sweep import HingeSVM, Method, run_sweep
 
 PARAMS = Path(__file__).resolve().parents[3] / "stages" / "sps_safe" / "params.yaml"
 
