@@ -16,6 +16,7 @@ kept as they are); `--check` only reports disagreements (exit 1).
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,15 @@ def find_module(root: Path, name: str) -> Module | None:
 
 
 def _parse(module: Module) -> ast.Module:
-    return ast.parse(module.path.read_text(), filename=str(module.path))
+    """The module's syntax tree, parsed once per version of the file (a package __init__ is read for every name
+    imported from it, by every stage)."""
+    stat = module.path.stat()
+    return _parse_file(module.path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _parse_file(path: Path, mtime_ns: int, size: int) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
 
 
 def _absolute(module: Module, node: ast.ImportFrom) -> str:
