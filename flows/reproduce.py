@@ -22,7 +22,9 @@ def reproduce_paper(paper: str = "se3_sync", root: str | None = None) -> int:
     if not (workdir / target).exists():
         raise FileNotFoundError(f"paper {paper!r}: no {target} under {workdir}")
     logger.info("dvc repro %s in %s", target, workdir)
-    done = subprocess.run([sys.executable, "-m", "dvc", "repro", str(target)], cwd=workdir,
+    # dvc.yaml's commands call `python`: this interpreter's, even when the worker runs in a plain shell.
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "dvc", "repro", str(target)], cwd=workdir, env=env,
                           capture_output=True, text=True)
     logger.info(done.stdout[-5000:])
     if done.returncode != 0:

@@ -8,6 +8,8 @@ PAPERS_MAX_WORKERS caps threads/processes (default: the machine's cores).
 from __future__ import annotations
 
 import os
+import threading
+import time
 
 RUNNERS = ("thread", "process", "dask")
 
@@ -23,12 +25,30 @@ def task_runner(default: str = "thread"):
     if kind == "process":
         from prefect.task_runners import ProcessPoolTaskRunner
 
-        return ProcessPoolTaskRunner(max_workers=workers)
+        return ProcessPoolTaskRunner(max_workers=workers, initializer=exit_with_parent)
     if kind == "dask":
         from prefect_dask import DaskTaskRunner
 
         address = os.environ.get("PAPERS_DASK_ADDRESS")
         if address:
             return DaskTaskRunner(address=address)
-        return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True})
+        # Every server the project starts listens on loopback only, Dask's scheduler and dashboard included.
+        return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True,
+                                              "host": "127.0.0.1", "dashboard_address": "127.0.0.1:8787"})
     raise ValueError(f"PAPERS_TASK_RUNNER: must be one of {RUNNERS}, got {kind!r}")
+
+
+def exit_with_parent(poll_s: float = 1.0) -> None:
+    """Pool-worker initializer: end this worker when the stage process that started it is gone.
+
+    A stage killed with SIGKILL cannot stop its pool, and an idle worker would wait on its
+    queue for good (orphans of ~350 MB each); a daemon thread notices the new parent instead.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()

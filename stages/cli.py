@@ -3,15 +3,19 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import typer
+from typer._click.exceptions import UsageError  # typer vendors its own click: plain click's classes never match
+from rich.markup import escape
 from rich.table import Table
 
 from tasks.core.claims import claims_rows, read_claims, status_word
+from tasks.core.inputs import InputError
 from tasks.core.io import repo_root
 from tasks.core.params import PROFILES
 
@@ -48,6 +52,27 @@ app.add_typer(qaoa2_app, name="qaoa2")
 app.add_typer(cfd_app, name="cfd")
 app.add_typer(unidrag_app, name="unidrag")
 console = make_console()
+err_console = make_console(stderr=True)
+
+
+def main() -> None:
+    """The `papers` entry point: a user's mistake is one line and exit 2, never a traceback."""
+    try:
+        code = app(standalone_mode=False)
+    except UsageError as error:  # a bad option or argument: click's own message, one line
+        where = f"{error.ctx.command_path}: " if error.ctx else ""
+        err_console.print(f"[red]error:[/] {escape(where + error.format_message())} (see --help)", soft_wrap=True)
+        sys.exit(2)
+    except InputError as error:
+        err_console.print(f"[red]error:[/] {escape(str(error))}", soft_wrap=True)
+        sys.exit(2)
+    except server.ServerError as error:
+        err_console.print(f"[red]error:[/] {escape(str(error))}", soft_wrap=True)
+        sys.exit(1)
+    except (KeyboardInterrupt, typer.Abort):
+        err_console.print("interrupted")
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def claims_table(documents: list[dict], title: str) -> Table:
@@ -102,7 +127,13 @@ def run(
     server.start()
     target = [] if paper == "all" else [str(Path("stages") / paper / "dvc.yaml")]
     env = {**os.environ, "PAPERS_INVOCATION": os.environ.get("PAPERS_INVOCATION") or uuid.uuid4().hex}
-    done = subprocess.run([sys.executable, "-m", "dvc", "repro", *(["--force"] if force else []), *target], cwd=ROOT, env=env)
+    # Ctrl-C reaches the whole process group: the stage ends itself (FAILED runs, no lock); this
+    # process waits for DVC to finish saying so, as DVC waits for the stage.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        done = subprocess.run([sys.executable, "-m", "dvc", "repro", *(["--force"] if force else []), *target], cwd=ROOT, env=env)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     if done.returncode != 0:
         raise typer.Exit(done.returncode)
     report()

@@ -6,6 +6,7 @@ in the environment win, so a user can point at another Prefect server or MLflow 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 PREFECT_PORT = int(os.environ.get("PAPERS_PREFECT_PORT", "4200"))
@@ -31,3 +32,13 @@ def configure(root: Path) -> None:
     os.environ.setdefault("PREFECT_SERVER_API_PORT", str(PREFECT_PORT))
     os.environ.setdefault("PAPERS_ROOT", str(root.resolve()))
     os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+    use_this_interpreter(os.environ)
+
+
+def use_this_interpreter(env: dict) -> dict:
+    """Put this interpreter's folder first on PATH: stage commands in dvc.yaml call `python`, which
+    must be the project's environment even from a plain shell (a worker started without the venv)."""
+    folder = str(Path(sys.executable).parent)
+    if env.get("PATH", "").split(os.pathsep)[0] != folder:
+        env["PATH"] = os.pathsep.join([folder, *[p for p in env.get("PATH", "").split(os.pathsep) if p]])
+    return env

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
 import sys
 import traceback
 from pathlib import Path
@@ -23,6 +25,8 @@ from tasks.core.provenance import git_commit, git_dirty
 from tasks.core.stage import StageContext
 
 from . import server
+from .flow_runs import stage_tags
+from .guard import StageGuard
 from .spec import StageSpec, paper_pipeline, stage_spec
 from .tracker import Tracker
 
@@ -59,10 +63,35 @@ def combined_hash(hashes: dict[str, str]) -> str:
     return hashlib.md5(json.dumps(hashes, sort_keys=True).encode()).hexdigest()
 
 
+def remove_stale_staging(targets: list[Path]) -> None:
+    """Delete the temporary twins a killed run of this stage left beside its outputs (DVC's lock
+    on the repository means no live run of the same stage can own them)."""
+    for target in targets:
+        for leftover in target.parent.glob(f".{target.name}.*"):
+            if leftover.is_dir() and STAGING_NAME.fullmatch(leftover.name.removeprefix(f".{target.name}.")):
+                shutil.rmtree(leftover, ignore_errors=True)
+
+
+STAGING_NAME = re.compile(r"[a-z0-9_]{8}")  # tempfile.mkdtemp's random part, as atomic_outputs names them
+CLOSE_TIMEOUT_S = 60
+
+
 def run_stage(root: Path, paper: str, stage: str) -> int:
-    """Exit status: 0 done, 2 invalid params, 1 any other failure (run marked FAILED)."""
+    """Exit status: 0 done, 2 invalid params, 1 any other failure (run marked FAILED); 130/143 on
+    SIGINT/SIGTERM and 1 on a lost Prefect server, both through the StageGuard."""
     spec = stage_spec(root, paper, stage)
     tracker = Tracker(root)  # MLflow starts up in its own process while this one works
+    label = f"{paper}-{stage}"
+
+    def close_failed(reason: str) -> None:
+        tracker.close(ok=False, error=reason, timeout=CLOSE_TIMEOUT_S)
+
+    with StageGuard(label, close_failed, keep_pids=(tracker.process.pid,)) as guard:
+        return _run_stage(root, spec, tracker, guard)
+
+
+def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard) -> int:
+    paper, stage = spec.paper, spec.stage
     profile = str(read_yaml(root / "params.yaml").get("profile"))
     commit = git_commit(root)
     hashes = input_hashes(root, spec)
@@ -79,24 +108,31 @@ def run_stage(root: Path, paper: str, stage: str) -> int:
         device = resolve_device(params.device) if hasattr(params, "device") else "cpu"
         tracker.tags({"device": device})
         tracker.params(params.model_dump(mode="json"))
-        server.start()
+        guard.watch(server.start())
         targets = [root / out for out in spec.outs]
+        remove_stale_staging(targets)
         with atomic_outputs(targets) as staged:
+            for temporary in staged.values():
+                guard.staged(temporary.parent)
             context = StageContext(root, paper, profile, commit, device, {out: staged[root / out] for out in spec.outs})
-            report = flows.STAGES[stage](params, context)
+            from prefect import tags as prefect_tags  # here: the tracker's process starts before prefect loads
+
+            with prefect_tags(*stage_tags()):  # lets an interrupted stage's flow runs be found and closed
+                report = flows.STAGES[stage](params, context)
+        guard.unwatch()
         tracker.metrics(report.metrics)
         for name, values in report.curves.items():
             tracker.curve(name, values)
         tracker.tags(report.tags)
         tracker.artifacts(targets, folder="outputs")
         for name, relative in report.models.items():
-            tracker.register(name, root / relative)
+            tracker.register(name, root / relative, report.metrics)
     except ParamsError as invalid:
         status, error = 2, str(invalid)
         print(f"error: {invalid}", file=sys.stderr)
     except Exception:
         status, error = 1, traceback.format_exc()
         traceback.print_exc()
-    run = tracker.close(ok=status == 0, error=error)
+    run = tracker.close(ok=status == 0, error=error, timeout=CLOSE_TIMEOUT_S)
     print(f"[{paper}-{stage}] {'done' if status == 0 else 'FAILED'}: mlflow run {run['run_id']} (profile {profile})", flush=True)
     return status

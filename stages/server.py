@@ -12,7 +12,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
+
 START_TIMEOUT_S = 120
+
+
+class ServerError(RuntimeError):
+    """The local Prefect server could not be started; the message says what prefect printed."""
 
 
 def api_url() -> str:
@@ -36,25 +42,50 @@ def _prefect(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([str(executable), *args], capture_output=True, text=True, timeout=timeout)
 
 
+def pid_file() -> Path:
+    return Path(os.environ["PREFECT_HOME"]) / "server.pid"
+
+
+def server_pid() -> int | None:
+    """The pid in PREFECT_HOME/server.pid if that process is alive and a Prefect server; else None,
+    and a stale file (a server killed without `stop`) is removed so `start` and `stop` work again."""
+    path = pid_file()
+    try:
+        pid = int(path.read_text().strip())
+        process = psutil.Process(pid)
+        if any("prefect" in part for part in process.cmdline()) and process.status() != psutil.STATUS_ZOMBIE:
+            return pid
+    except (OSError, ValueError, psutil.Error):
+        pass
+    path.unlink(missing_ok=True)
+    return None
+
+
 def start() -> str:
     """Start the server unless it is up; return its API URL once it answers."""
     if is_up():
         return api_url()
+    server_pid()  # clears a stale pid file, which would make `prefect server start` refuse
     host, port = os.environ["PREFECT_SERVER_API_HOST"], os.environ["PREFECT_SERVER_API_PORT"]
     done = _prefect("server", "start", "--background", "--host", host, "--port", port)
     if done.returncode != 0 and not is_up():
-        raise RuntimeError(f"prefect server start failed:\n{done.stdout}\n{done.stderr}")
+        said = " | ".join(line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip())[-600:]
+        raise ServerError(f"`prefect server start` failed (exit {done.returncode}): {said}")
     deadline = time.monotonic() + START_TIMEOUT_S
     while not is_up():
         if time.monotonic() > deadline:
-            raise TimeoutError(f"Prefect server at {api_url()} did not answer within {START_TIMEOUT_S} s")
+            raise ServerError(f"the Prefect server at {api_url()} did not answer within {START_TIMEOUT_S} s "
+                              f"(log: `prefect server start` in {os.environ['PREFECT_HOME']})")
         time.sleep(0.5)
+    from .flow_runs import crash_open_runs
+
+    crash_open_runs("its stage process ended while the Prefect server was down")
     return api_url()
 
 
 def stop() -> bool:
     """Stop the server this project started (PID file under PREFECT_HOME); True if one ran."""
-    if not (Path(os.environ["PREFECT_HOME"]) / "server.pid").exists():
+    if server_pid() is None:
         return False
     _prefect("server", "stop", timeout=60)
     return True

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from tasks.core.io import jsonable
@@ -23,13 +25,16 @@ class Tracker:
     def __init__(self, root: Path):
         self.process = subprocess.Popen([sys.executable, "-m", "stages.tracker", str(root)], cwd=root,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+        self._lock = threading.Lock()  # the stage's guard may close the run from another thread
 
     def _send(self, op: str, **fields) -> None:
-        try:
-            self.process.stdin.write(json.dumps({"op": op, **fields}, default=jsonable) + "\n")
-            self.process.stdin.flush()
-        except BrokenPipeError:  # the companion died; close() reports its exit status
-            pass
+        line = json.dumps({"op": op, **fields}, default=jsonable) + "\n"
+        with self._lock:
+            try:
+                self.process.stdin.write(line)
+                self.process.stdin.flush()
+            except (BrokenPipeError, ValueError):  # the companion died or the run is closed; close() reports
+                pass
 
     def open(self, paper: str, invocation: str, inputs_hash: str, tags: dict[str, str]) -> None:
         self._send("open", paper=paper, invocation=invocation, inputs_hash=inputs_hash, tags=tags)
@@ -49,26 +54,36 @@ class Tracker:
     def artifacts(self, paths: list[Path], folder: str) -> None:
         self._send("artifacts", paths=[str(p) for p in paths], folder=folder)
 
-    def register(self, name: str, path: Path) -> None:
-        self._send("register", name=name, path=str(path))
+    def register(self, name: str, path: Path, metrics: dict[str, float] | None = None) -> None:
+        self._send("register", name=name, path=str(path), metrics=metrics or {})
 
-    def close(self, ok: bool, error: str | None = None) -> dict:
-        """Finish the run FINISHED or FAILED; returns {'run_id', 'parent_id'}; raises if tracking failed."""
+    def close(self, ok: bool, error: str | None = None, timeout: float | None = None) -> dict:
+        """Finish the run FINISHED or FAILED; returns {'run_id', 'parent_id'}; raises if tracking failed
+        (or took longer than `timeout` seconds)."""
         self._send("close", ok=ok, error=error)
+        with self._lock:
+            try:
+                self.process.stdin.close()
+            except BrokenPipeError:
+                pass
         try:
-            self.process.stdin.close()
-        except BrokenPipeError:
-            pass
-        answer = self.process.stdout.read()
-        if self.process.wait() != 0:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise RuntimeError(f"MLflow tracking did not close the run within {timeout:g} s") from None
+        if self.process.returncode != 0:
             raise RuntimeError(f"MLflow tracking failed (exit {self.process.returncode}); see the messages above")
-        return json.loads(answer)
+        return json.loads(self.process.stdout.read())
 
 
 def serve(root: Path) -> int:
     """The companion side: apply each request to MLflow in order."""
     from tasks.core import tracking
 
+    # Ctrl-C and a SIGTERM to the process group are the stage's to handle: it closes the run
+    # FAILED through this companion, which ends when its input does (the stage's death included).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     client = tracking.client_for(root)
     run_id = parent = started = None
     for line in sys.stdin:
@@ -89,7 +104,7 @@ def serve(root: Path) -> int:
         elif op == "artifacts":
             tracking.log_artifacts(client, run_id, [Path(p) for p in request["paths"]], folder=request["folder"])
         elif op == "register":
-            tracking.register_model(client, run_id, request["name"], Path(request["path"]))
+            tracking.register_model(client, run_id, request["name"], Path(request["path"]), request.get("metrics"))
         elif op == "close":
             if request["error"]:
                 tracking.set_tags(client, run_id, {"error": request["error"][-5000:]})

@@ -1,41 +1,94 @@
-"""`papers mip stop`: solve a user's MIP with SCIP and a trained, calibrated early stopper."""
+"""`papers mip stop`: solve a user's MIP with SCIP and a trained, calibrated early stopper.
+
+Reading order: `stop` checks every input before any solve (the --sol folder, the instance file,
+the stopper bundle, then the instance as SCIP reads it, in a child process), solves in child
+processes (tasks/mip/isolated.py: a crash or hang of SCIP is one line, exit 2), and `summarize`
+turns SCIP's own results into the report. A user's mistake raises InputError, which `papers`
+prints as one line with exit 2.
+"""
 from __future__ import annotations
 
 import json
-import math
 import tempfile
 from pathlib import Path
 
 import typer
 
 from tasks.core.console import console
-from tasks.core.io import repo_root
-from tasks.core.tracking import client_for, registered_model_file
-from tasks.mip import solver
+from tasks.core.inputs import InputError, check_output, check_readable
+from tasks.core.tracking import resolve_model
+from tasks.mip import isolated
 from tasks.mip.stopper import NetworkStopper, signature_mismatch
 
-app = typer.Typer(help="Early stopping of SCIP with a conformally calibrated gap predictor.", no_args_is_help=True)
-err = console(stderr=True)
+# rich_markup_mode=None: help texts are printed as written ("[--alpha A]" is not rich markup).
+app = typer.Typer(help="Early stopping of SCIP with a conformally calibrated gap predictor.", no_args_is_help=True,
+                  rich_markup_mode=None)
+
+# What a stopper bundle's meta holds (flows/mip_early_stop/pipeline.py, calibrate) and this command reads.
+STOPPER_META = ("family", "bound", "gap", "time_limit", "sample_dt", "signature", "scores", "alpha")
+EXPECTED = "expected a stopper bundle from the calibrate stage (data/mip_early_stop/stoppers/FAMILY.pt)"
+FINISHED = ("optimal", "gaplimit")  # SCIP reached its own tolerance: a full solve to compare with
 
 
-def resolve_stopper(reference: str, folder: Path) -> Path:
-    """A stopper file path, or a registered MLflow model `name` / `name/version`."""
-    path = Path(reference)
-    if path.is_file():
-        return path
-    return registered_model_file(client_for(repo_root()), reference, folder)
+def load_stopper(path: Path, reference: str, alpha: float | None) -> NetworkStopper:
+    """The stopper bundle at `path`, or InputError naming the file and what was expected."""
+    import torch
+
+    what = f"--stopper {reference}" + (f" ({path})" if str(path) != reference else "")
+    check_readable(path, "--stopper")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # noqa: BLE001 - torch's unpickler raises whatever arbitrary bytes make it hit
+        raise InputError(f"{what}: not a torch file; {EXPECTED}") from None
+    if not (isinstance(blob, dict) and {"state_dict", "config", "normalizer", "meta"} <= set(blob)):
+        raise InputError(f"{what}: a torch file, but not a model of this paper; {EXPECTED}")
+    missing = [key for key in STOPPER_META if key not in blob["meta"]]
+    if "scores" in missing:
+        raise InputError(f"{what}: a trained model without calibration scores; {EXPECTED}, not data/mip_early_stop/models/")
+    if missing:
+        raise InputError(f"{what}: the bundle's meta lacks {', '.join(missing)}; {EXPECTED}")
+    try:
+        return NetworkStopper.load(path, alpha=alpha)
+    except (RuntimeError, ValueError, KeyError, TypeError) as error:
+        first = (str(error).splitlines() or [type(error).__name__])[0]
+        raise InputError(f"{what}: its network does not load ({first}); {EXPECTED}") from None
 
 
-def original_sense(value: float, sense: int) -> float:
-    return value * sense  # trajectories hold minimization-sense values
+def in_range(value: float | None, bound: float) -> bool:
+    return value is None or abs(value) < bound
+
+
+def summarize(instance: Path, stopper: NetworkStopper, stopped: isolated.Solve, full: isolated.Solve | None,
+              solution: Path | None) -> dict:
+    """The report: SCIP's own status, objective and dual bound; the early stop credited only inside
+    the stopper's feature range (-B, B); time saved only when both solves reached a comparable end."""
+    meta = stopper.meta
+    bound = float(meta["bound"])
+    features_in_range = in_range(stopped.objective, bound) and in_range(stopped.dual_bound, bound)
+    summary = {
+        "instance": str(instance), "family": meta["family"], "status": stopped.status,
+        "objective": stopped.objective, "dual_bound": stopped.dual_bound, "solve_time_s": stopped.solve_time,
+        "stopped_early": stopped.stopped_at_s is not None, "stopped_at_s": stopped.stopped_at_s,
+        "stopper_in_range": features_in_range, "stopper_bound": bound,
+        "alpha": meta["alpha"], "tau": stopped.tau, "predicted_gap": stopped.predicted_gap,
+        "solution_file": str(solution) if stopped.solution_written else None,
+    }
+    if full is not None:
+        comparable = (features_in_range and full.status in FINISHED and full.objective is not None
+                      and stopped.objective is not None)
+        summary |= {"full_status": full.status, "full_objective": full.objective, "full_solve_time_s": full.solve_time,
+                    "time_saved_s": full.solve_time - stopped.solve_time if comparable else None}
+    return summary
 
 
 @app.command()
 def stop(
-    instance: Path = typer.Argument(..., help="The MIP (any format SCIP reads: MPS, LP, ...)."),
-    stopper_ref: str = typer.Option(..., "--stopper", help="Stopper file (data/mip_early_stop/stoppers/F.pt) or "
-                                                           "registered model name[/version] (mip_early_stop-F)."),
-    alpha: float = typer.Option(None, help="Miscoverage level; default: the one it was calibrated with."),
+    instance: Path = typer.Argument(..., help=f"The MIP, a file SCIP reads: {', '.join(isolated.FORMATS)} "
+                                              "(also .gz, e.g. .mps.gz)."),
+    stopper_ref: str = typer.Option(..., "--stopper", help="Stopper file (data/mip_early_stop/stoppers/F.pt) or a "
+                                                           "registered model: NAME, NAME/VERSION or NAME@ALIAS "
+                                                           "(mip_early_stop-F)."),
+    alpha: float = typer.Option(None, help="Miscoverage level in (0, 1); default: the one it was calibrated with."),
     sol: Path = typer.Option(None, "--sol", help="Write the incumbent in SCIP's solution format."),
     force: bool = typer.Option(False, help="Use a stopper even if the instance looks like another family."),
     compare: bool = typer.Option(True, help="Also run SCIP to its own tolerance, to report the time saved."),
@@ -43,53 +96,59 @@ def stop(
 ) -> None:
     """Solve INSTANCE, stopping as soon as the predicted gap falls below the calibrated threshold."""
     if alpha is not None and not 0 < alpha < 1:
-        raise typer.BadParameter(f"must be in (0, 1), got {alpha}", param_hint="--alpha")
-    with tempfile.TemporaryDirectory() as folder:
-        try:
-            stopper = NetworkStopper.load(resolve_stopper(stopper_ref, Path(folder)), alpha=alpha)
-        except (FileNotFoundError, ValueError) as error:
-            err.print(f"[red]error:[/] --stopper {stopper_ref}: {error}")
-            raise typer.Exit(2) from None
-    meta = stopper.meta
-    try:
-        model = solver.read_model(instance)
-    except solver.MIPReadError as error:
-        err.print(f"[red]error:[/] {error}")
-        raise typer.Exit(2) from None
-    mismatch = signature_mismatch(model, meta["signature"])
-    if mismatch and not force:
-        err.print(f"[red]error:[/] the stopper was trained for family {meta['family']!r} and {instance} does not look "
-                  f"like it: {mismatch}. Use --force to stop with it anyway.")
-        raise typer.Exit(2)
-    settings = {"family": meta["family"], "bound": meta["bound"], "gap": meta["gap"], "time_limit": meta["time_limit"],
-                "sample_dt": meta["sample_dt"]}
-    trajectory, solved = solver.solve(instance, stopper=stopper, **settings)
-    stopped = trajectory.info["stopped_at"] is not None
+        raise InputError(f"--alpha {alpha}: must be in (0, 1)")
     if sol is not None:
-        solver.write_solution(solved, sol)
-    summary = {
-        "instance": str(instance), "family": meta["family"], "status": trajectory.status, "stopped_early": stopped,
-        "objective": original_sense(float(trajectory.ub[-1]), trajectory.sense) if trajectory.nsols[-1] else None,
-        "dual_bound": original_sense(float(trajectory.lb[-1]), trajectory.sense),
-        "solve_time_s": trajectory.solve_time, "alpha": meta["alpha"], "tau": meta["tau"] if math.isfinite(meta["tau"]) else None,
-        "predicted_gap": stopper.predictions[-1] if stopper.predictions else None, "solution_file": str(sol) if sol else None,
-    }
-    if compare:
-        full, _ = solver.solve(instance, **settings)
-        summary |= {"full_solve_time_s": full.solve_time, "time_saved_s": full.solve_time - trajectory.solve_time,
-                    "full_objective": original_sense(float(full.ub[-1]), full.sense)}
+        check_output(sol, "--sol")
+    path = isolated.check_instance(instance)
+    with tempfile.TemporaryDirectory() as folder:
+        stopper_path = Path(stopper_ref)
+        if stopper_path.suffix == ".pt" or stopper_path.exists():  # a file, not a registry name
+            check_readable(stopper_path, "--stopper")
+        stopper_path = resolve_model(stopper_ref, Path(folder))
+        stopper = load_stopper(stopper_path, stopper_ref, alpha)
+        meta = stopper.meta
+        shape = isolated.read(path)
+        mismatch = signature_mismatch(shape, meta["signature"])
+        if mismatch and not force:
+            raise InputError(f"instance {instance}: the stopper was trained for family {meta['family']!r} and this "
+                             f"does not look like it ({mismatch}); --force stops it anyway")
+        settings = {key: meta[key] for key in ("family", "bound", "gap", "time_limit", "sample_dt")}
+        stopped = isolated.solve(path, **settings, stopper=stopper_path, alpha=meta["alpha"], solution=sol,
+                                 read_s=shape.read_s)
+    full = isolated.solve(path, **settings, read_s=shape.read_s) if compare else None
+    summary = summarize(instance, stopper, stopped, full, sol)
     if as_json:
         print(json.dumps(summary))
         return
+    report(summary, meta, sol)
+
+
+def report(summary: dict, meta: dict, sol: Path | None) -> None:
     out = console()
-    if stopped:
-        out.print(f"stopped early at {trajectory.wall[trajectory.info['stopped_at']]:.3f} s: predicted gap "
-                  f"{summary['predicted_gap']:.4g} < tau {meta['tau']:.4g} (alpha {meta['alpha']}), status {trajectory.status}")
+    out.soft_wrap = True  # one line per fact, however long
+    status, bound = summary["status"], summary["stopper_bound"]
+    if status in isolated.STATUSES_WITHOUT_OBJECTIVE:
+        out.print(f"SCIP status {status}: the model has no optimal objective, so no early stop and no time saved")
+    elif summary["stopped_early"]:
+        out.print(f"stopped early at {summary['stopped_at_s']:.3f} s: predicted gap {summary['predicted_gap']:.4g} "
+                  f"< tau {meta['tau']:.4g} (alpha {meta['alpha']}); SCIP status {status}")
+    elif not summary["stopper_in_range"]:
+        out.print(f"no early stop: the objective or dual bound is beyond the stopper's feature range |value| < {bound:g} "
+                  f"(family {meta['family']!r}), where its predictions mean nothing; SCIP status {status}")
     else:
-        out.print(f"no early stop: the predicted gap stayed >= tau ({meta['tau']:.4g}); SCIP ended with {trajectory.status}")
-    out.print(f"incumbent {summary['objective']}   dual bound {summary['dual_bound']:.6g}   time {trajectory.solve_time:.3f} s")
-    if compare:
-        out.print(f"SCIP to its own tolerance: {full.solve_time:.3f} s, objective {summary['full_objective']} -> "
-                  f"time saved {summary['time_saved_s']:.3f} s ({summary['time_saved_s'] / full.solve_time:.0%})")
+        out.print(f"no early stop: the predicted gap stayed >= tau ({meta['tau']:.4g}); SCIP status {status}")
+    dual = "none" if summary["dual_bound"] is None else f"{summary['dual_bound']:.10g}"
+    objective = "none" if summary["objective"] is None else f"{summary['objective']:.10g}"
+    out.print(f"objective {objective}   dual bound {dual}   time {summary['solve_time_s']:.3f} s")
+    if "full_status" in summary:
+        full_objective = "none" if summary["full_objective"] is None else f"{summary['full_objective']:.10g}"
+        line = (f"SCIP to its own tolerance: status {summary['full_status']}, objective {full_objective}, "
+                f"{summary['full_solve_time_s']:.3f} s")
+        if summary["time_saved_s"] is not None and summary["full_solve_time_s"] > 0:
+            saved = summary["time_saved_s"]
+            line += f" -> time saved {saved:.3f} s ({saved / summary['full_solve_time_s']:.0%})"
+        else:
+            line += " -> no time-saved figure (the two solves did not end comparably)"
+        out.print(line)
     if sol is not None:
-        out.print(f"solution written to {sol}")
+        out.print(f"solution written to {sol}" if summary["solution_file"] else f"no solution to write to {sol}")

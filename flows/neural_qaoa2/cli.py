@@ -1,4 +1,9 @@
-"""`papers qaoa2 solve`: MaxCut (or a QUBO) of a user's graph by QAOA^2 with any partition policy."""
+"""`papers qaoa2 solve`: MaxCut (or a QUBO) of a user's graph by QAOA^2 with any partition policy.
+
+Every input is checked before any work: the options, the output folder, the graph (node ids,
+edge count and weights against the limits in tasks/quantum/instances.py), then the networks.
+A bad one is an InputError (one line, exit 2 from `papers`).
+"""
 from __future__ import annotations
 
 import json
@@ -9,56 +14,66 @@ import numpy as np
 import typer
 
 from tasks.core.console import console
-from tasks.core.io import repo_root
-from tasks.core.tracking import client_for, registered_model_file
+from tasks.core.inputs import InputError, check_output
 from tasks.quantum.generator import policy_from_networks
-from tasks.quantum.instances import GraphFormatError, read_edge_list, read_qubo
+from tasks.quantum.instances import MAX_NODES, MAX_QUBO_VARIABLES, read_edge_list, read_qubo
 from tasks.quantum.qaoa2 import baseline_policy, qaoa_squared
 from tasks.quantum.qubo import assignment_from_sides, qubo_to_maxcut
 
 app = typer.Typer(help="Divide-and-conquer QAOA on your own graphs.", no_args_is_help=True)
-err = console(stderr=True)
 POLICY_NAMES = ("neural", "kl", "modularity", "boundary", "random")
+MAX_TTA_STEPS = 10_000
+TRAIN_HINT = "train them with `papers run neural_qaoa2`, or choose another --policy"
 
 
 def neural_policy_for(reference: str, tta_steps: int):
-    """Trained networks: a file, or a registered MLflow model name[/version]."""
-    path = Path(reference)
-    if path.is_file():
-        return policy_from_networks(path, tta_steps)
+    """Trained networks: a file, or a registered MLflow model NAME, NAME/VERSION or NAME@ALIAS."""
+    if Path(reference).is_file():
+        return policy_from_networks(Path(reference), tta_steps)
+    if Path(reference).suffix in (".pt", ".pth"):  # meant as a file: do not look it up in the registry
+        raise InputError(f"--networks {reference}: no such file; {TRAIN_HINT}")
+    from tasks.core.tracking import resolve_model  # imports mlflow: only for a registered model
+
     with tempfile.TemporaryDirectory() as folder:
-        return policy_from_networks(registered_model_file(client_for(repo_root()), reference, Path(folder)), tta_steps)
+        try:
+            path = resolve_model(reference, Path(folder))
+        except InputError as error:
+            raise InputError(f"--networks: {error}; {TRAIN_HINT}") from None
+        return policy_from_networks(path, tta_steps)
+
+
+def check_options(policy: str, n_max: int, tta_steps: int, seed: int) -> None:
+    if policy not in POLICY_NAMES:
+        raise InputError(f"--policy: must be one of {', '.join(POLICY_NAMES)}, got {policy!r}")
+    if not 2 <= n_max <= 16:
+        raise InputError(f"--n-max: must be in 2..16, got {n_max}")
+    if not 0 <= tta_steps <= MAX_TTA_STEPS:
+        raise InputError(f"--tta-steps: must be in 0..{MAX_TTA_STEPS:,}, got {tta_steps}")
+    if seed < 0:
+        raise InputError(f"--seed: must be >= 0, got {seed}")
 
 
 @app.command()
 def solve(
-    graph_file: Path = typer.Argument(..., help="Weighted edge list 'u v w' per line, 0-based nodes (or a QUBO matrix with --qubo)."),
+    graph_file: Path = typer.Argument(..., help=f"Weighted edge list 'u v w' per line, 0-based nodes below {MAX_NODES:,} "
+                                           f"(or a QUBO matrix of at most {MAX_QUBO_VARIABLES:,} rows with --qubo)."),
     policy: str = typer.Option("neural", help=f"One of {', '.join(POLICY_NAMES)}."),
     n_max: int = typer.Option(10, "--n-max", help="Qubits per subgraph (2..16)."),
     qubo: bool = typer.Option(False, "--qubo", help="GRAPH_FILE is a square QUBO matrix Q: maximise x^T Q x."),
     out: Path = typer.Option(None, "--out", help="Write the assignment: 'node side' per line (QUBO: 'variable value')."),
-    networks: str = typer.Option("neural_qaoa2-networks", help="Trained networks for --policy neural: a file or a registered model."),
-    tta_steps: int = typer.Option(16, help="Test-time adaptation steps of the Neural policy."),
-    seed: int = typer.Option(0, help="Seed of partitions, angles and shots."),
+    networks: str = typer.Option("neural_qaoa2-networks", help="Trained networks for --policy neural: a file, or a "
+                                 "registered model NAME, NAME/VERSION or NAME@ALIAS."),
+    tta_steps: int = typer.Option(16, help=f"Test-time adaptation steps of the Neural policy (0..{MAX_TTA_STEPS:,})."),
+    seed: int = typer.Option(0, help="Seed of partitions, angles and shots (>= 0)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Run QAOA^2 on GRAPH_FILE and print the cut value and the time."""
-    if policy not in POLICY_NAMES:
-        raise typer.BadParameter(f"must be one of {', '.join(POLICY_NAMES)}, got {policy!r}", param_hint="--policy")
-    if not 2 <= n_max <= 16:
-        raise typer.BadParameter(f"must be in 2..16, got {n_max}", param_hint="--n-max")
-    try:
-        Q = read_qubo(graph_file) if qubo else None
-        graph = qubo_to_maxcut(Q) if qubo else read_edge_list(graph_file)
-    except (GraphFormatError, OSError) as error:
-        err.print(f"[red]error:[/] {error}")
-        raise typer.Exit(2) from None
-    try:
-        chosen = neural_policy_for(networks, tta_steps) if policy == "neural" else baseline_policy(policy)
-    except (FileNotFoundError, ValueError) as error:
-        err.print(f"[red]error:[/] --networks {networks}: {error} (train them with `papers run neural_qaoa2`, "
-                  "or choose another --policy)")
-        raise typer.Exit(2) from None
+    check_options(policy, n_max, tta_steps, seed)
+    if out is not None:
+        check_output(out, "--out")
+    Q = read_qubo(graph_file) if qubo else None
+    graph = qubo_to_maxcut(Q) if qubo else read_edge_list(graph_file)
+    chosen = neural_policy_for(networks, tta_steps) if policy == "neural" else baseline_policy(policy)
     result = qaoa_squared(graph, chosen, n_max=n_max, rng=np.random.default_rng(seed))
     summary = {"cut": result.cut, "assignment_file": str(out) if out else None, "time_s": result.time_s,
                "policy": policy, "nodes": graph.n, "levels": result.levels}

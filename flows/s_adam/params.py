@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from tasks.core.params import Params as BaseParams
+from tasks.core.params import LIST_AS_TUPLE, Params as BaseParams
 
 REQUIRED_OPTIMIZERS = ("adamw", "prox_sgd", "sadam")
 CONTROL = "adamw_damped"  # the optimizer name of the lr x damping control (controls.py) in runs and metrics
@@ -55,7 +55,7 @@ class NoisyTask(BaseParams):
 
 class RosenbrockTask(BaseParams):
     steps: int = Field(ge=1)
-    start: tuple[float, float]
+    start: Annotated[tuple[float, float], LIST_AS_TUPLE]
     optimizers: dict[str, OptimizerOptions]
 
 

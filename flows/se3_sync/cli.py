@@ -1,4 +1,8 @@
-"""`papers se3-sync solve`: synchronize a user's pose graph (g2o) with DQGPM or a baseline."""
+"""`papers se3-sync solve`: synchronize a user's pose graph (g2o) with DQGPM or a baseline.
+
+The method and the output folder are checked before the graph is read, and the graph (format,
+magnitudes, connectivity: tasks/sync/g2o.py) before any solving; a bad input is an InputError.
+"""
 from __future__ import annotations
 
 import json
@@ -8,12 +12,12 @@ import numpy as np
 import typer
 
 from tasks.core.console import console as make_console
-from tasks.sync.g2o import G2OFormatError, invert_poses, read_g2o, write_g2o
+from tasks.core.inputs import InputError, check_output
+from tasks.sync.g2o import invert_poses, read_g2o, write_g2o
 from tasks.sync.graph import Poses
 from tasks.sync.methods import METHODS
 
 app = typer.Typer(help="SE(3) synchronization on your own pose graphs.", no_args_is_help=True)
-console = make_console(stderr=True)
 NAMES = {"dqgpm": "dqgpm", "spectral": "dq_spectral", "eig": "eig", "chain": "chain"}
 
 
@@ -34,12 +38,9 @@ def solve(
 ) -> None:
     """Synchronize the poses of IN.g2o from its relative measurements and write OUT.g2o."""
     if method not in NAMES:
-        raise typer.BadParameter(f"must be one of {', '.join(NAMES)}, got {method!r}", param_hint="--method")
-    try:
-        loaded = read_g2o(g2o)  # a disconnected graph is refused here, not silently solved
-    except (G2OFormatError, OSError) as error:
-        console.print(f"[red]error:[/] {error}")
-        raise typer.Exit(2) from None
+        raise InputError(f"--method: must be one of {', '.join(NAMES)}, got {method!r}")
+    check_output(out, "--out")
+    loaded = read_g2o(g2o)  # a disconnected graph is refused here, not silently solved
     result = METHODS[NAMES[method]](loaded.graph)
     poses_T = anchor(invert_poses(result.poses), loaded.T)  # our G_i = T_i^{-1} (see tasks/sync/g2o.py)
     write_g2o(out, loaded.vertex_ids, poses_T, loaded.graph.edges, loaded.graph.Z)

@@ -1,27 +1,65 @@
 """`papers cfd`: validate the lattice-Boltzmann solver against published reference values.
-`papers unidrag`: predict and minimise the drag of a user's vehicle mesh with the UniDrag surrogate."""
+`papers unidrag`: predict and minimise the drag of a user's vehicle mesh with the UniDrag surrogate.
+
+Every option, output path, mesh and model is checked before any work (the lattice size against
+MAX_LATTICE_CELLS before it is allocated); a bad one is a one-line error and exit 2 from `papers`.
+Default files come from the project `papers` runs in (PAPERS_ROOT), whatever the working folder.
+"""
 from __future__ import annotations
 
 import json
+import math
+import os
+import tempfile
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from tasks.cfd.lbm import BOUNCE_BACKS, COLLISIONS, DTYPES
-from tasks.cfd.validation import schafer_turek_cylinder, sphere_drag
+from tasks.cfd.validation import cylinder_channel, schafer_turek_cylinder, sphere_drag
 from tasks.core.console import console
 from tasks.core.device import resolve_device, single_torch_thread
+from tasks.core.inputs import InputError, check_output, check_readable
 from tasks.core.io import repo_root
 
 app = typer.Typer(help="Lattice-Boltzmann solver validation cases.", no_args_is_help=True)
-err = console(stderr=True)
 CYLINDER_KEYS = ("cd_mean", "cd_max", "cl_max", "dp", "recirculation_length", "strouhal")
+MAX_LATTICE_CELLS = 16_000_000  # D3Q19 in float32: ~2.4 GB of populations, twice over
+MAX_STEPS = 10_000_000  # the per-step force trace is allocated up front
+
+
+def project_root() -> Path:
+    """The project the `papers` command found (PAPERS_ROOT), else the one this code lives in."""
+    return Path(os.environ.get("PAPERS_ROOT") or repo_root(Path(__file__).parent))
 
 
 def _check_choice(value: str, allowed: tuple[str, ...], hint: str) -> None:
     if value not in allowed:
-        raise typer.BadParameter(f"must be one of {', '.join(allowed)}, got {value!r}", param_hint=hint)
+        raise InputError(f"{hint}: must be one of {', '.join(allowed)}, got {value!r}")
+
+
+def _check_lattice(re: float, diameter_cells: int, lattice_cells, steps: int | None, min_steps: int, device: str) -> str:
+    """Refuse bad case options before anything is allocated (lattice_cells(D): the case's lattice
+    size at D cells per diameter); the resolved device."""
+    if not (math.isfinite(re) and re > 0):
+        raise InputError(f"--re: must be a finite number > 0, got {re}")
+    if diameter_cells < 4:
+        raise InputError(f"--diameter-cells: must be >= 4, got {diameter_cells}")
+    cells = lattice_cells(diameter_cells) if diameter_cells <= MAX_LATTICE_CELLS else None  # else over anyway
+    if cells is None or cells > MAX_LATTICE_CELLS:
+        largest = max(d for d in range(4, 1000) if lattice_cells(d) <= MAX_LATTICE_CELLS)
+        size = f"{cells:,}" if cells else f"more than {MAX_LATTICE_CELLS:,}"
+        raise InputError(f"--diameter-cells: {diameter_cells} gives a lattice of {size} cells, over the limit of "
+                         f"{MAX_LATTICE_CELLS:,} cells (at most {largest} here)")
+    if steps is not None and not min_steps <= steps <= MAX_STEPS:
+        raise InputError(f"--steps: must be in {min_steps}..{MAX_STEPS:,}, got {steps}")
+    if device != "auto" and device != "cpu" and not device.startswith("cuda"):
+        raise InputError(f"--device: must be auto, cpu or cuda[:N], got {device!r}")
+    try:
+        return resolve_device(device)
+    except ValueError as error:
+        raise InputError(f"--device: {error}") from None
 
 
 def _print_table(title: str, ours: dict, reference: dict, errors: dict) -> None:
@@ -51,19 +89,15 @@ def cylinder(
     Strouhal number) next to the reference values."""
     _check_choice(collision, COLLISIONS, "--collision")
     _check_choice(dtype, DTYPES, "--dtype")
-    if diameter_cells < 4:
-        raise typer.BadParameter(f"must be >= 4, got {diameter_cells}", param_hint="--diameter-cells")
-    if re <= 0:
-        raise typer.BadParameter(f"must be > 0, got {re}", param_hint="--re")
-    if steps is not None and steps < 10:
-        raise typer.BadParameter(f"must be >= 10, got {steps}", param_hint="--steps")
+    device = _check_lattice(re, diameter_cells, lambda d: math.prod(cylinder_channel(d)[0]), steps, 10, device)
+    if not (math.isfinite(u_max) and 0 < u_max < 0.6):
+        raise InputError(f"--u-max: must be in (0, 0.6) lattice units, got {u_max}")
     single_torch_thread()
     try:
         result = schafer_turek_cylinder(re, diameter_cells, steps, BOUNCE_BACKS[1] if bouzidi else BOUNCE_BACKS[0],
-                                        collision, u_max, dtype, resolve_device(device))
-    except ValueError as error:
-        err.print(f"[red]error:[/] {error}")
-        raise typer.Exit(2) from None
+                                        collision, u_max, dtype, device)
+    except ValueError as error:  # the solver's own check of the case (e.g. tau <= 0.5 at too high a Re)
+        raise InputError(f"cfd cylinder: {error}") from None
     if as_json:
         print(json.dumps({key: result[key] for key in CYLINDER_KEYS} | {"details": result}))
         return
@@ -83,11 +117,12 @@ def sphere(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """D3Q19 sphere drag at low Re against the Schiller-Naumann correlation."""
-    if diameter_cells < 4 or re <= 0:
-        raise typer.BadParameter(f"need re > 0 and diameter >= 4, got {re}, {diameter_cells}")
+    device = _check_lattice(re, diameter_cells, lambda d: 12 * 6 * 6 * d**3, steps, 1, device)  # sphere_drag's box
     single_torch_thread()
-    result = sphere_drag(re, diameter_cells, steps, bounce_back="halfway" if halfway else "bouzidi",
-                         device=resolve_device(device))
+    try:
+        result = sphere_drag(re, diameter_cells, steps, bounce_back="halfway" if halfway else "bouzidi", device=device)
+    except ValueError as error:  # the solver's own check of the case (e.g. tau <= 0.5 at too high a Re)
+        raise InputError(f"cfd sphere: {error}") from None
     if as_json:
         print(json.dumps(result))
         return
@@ -101,27 +136,39 @@ unidrag_app = typer.Typer(help="Drag of your own vehicle mesh with the trained U
                                "minimise it by a small FFD deformation (optionally verified by the LBM).",
                           no_args_is_help=True)
 DEFAULT_MODEL = Path("data") / "unidrag" / "models" / "unidrag-seed0.pt"
+REGISTERED_MODEL = "unidrag-surrogate"
 MESH_HELP = "Closed (watertight) STL/OBJ/PLY mesh, +x streamwise, z up (see stages/unidrag/README.md for the frame)."
+MODEL_HELP = (f"Saved surrogate: a file, or a registered model NAME, NAME/VERSION or NAME@ALIAS (e.g. {REGISTERED_MODEL}); "
+              f"default: {DEFAULT_MODEL} of the project.")
+MESH_SUFFIXES = (".stl", ".obj", ".ply", ".off")  # what the deformed mesh can be written as
+MAX_OPT_STEPS = 10_000
+MAX_TRANSFORMATIONS = 256
 
 
-def _fail(message: str) -> None:
-    err.print(f"[red]error:[/] {message}")
-    raise typer.Exit(2)
-
-
-def _load(mesh_file: Path, model: Path | None):
-    """(user shape, trained surrogate) or exit 2 with a message naming what is wrong."""
+def _load(mesh_file: Path, model: str | None):
+    """(user shape, trained surrogate): the mesh first (cheap to refuse), then the model."""
     from tasks.cfd.surrogate.training import TrainedSurrogate
-    from tasks.cfd.user_mesh import MeshError, read_user_shape
+    from tasks.cfd.user_mesh import read_user_shape
 
-    try:
-        shape = read_user_shape(mesh_file)
-    except MeshError as error:
-        _fail(str(error))
-    path = model or repo_root() / DEFAULT_MODEL
-    if not path.is_file():
-        _fail(f"--model {path}: no such file (train it with `papers run unidrag`, or pass --model FILE)")
-    return shape, TrainedSurrogate.load(path)
+    shape = read_user_shape(mesh_file)
+    if model is None:
+        path = project_root() / DEFAULT_MODEL
+        if not path.is_file():
+            raise InputError(f"--model: the default surrogate {path} does not exist; train it with `papers run unidrag`, "
+                             f"or pass --model FILE or a registered model such as {REGISTERED_MODEL}")
+        return shape, TrainedSurrogate.load(path)
+    if Path(model).is_file():
+        return shape, TrainedSurrogate.load(Path(model))
+    if Path(model).suffix in (".pt", ".pth"):  # meant as a file: do not look it up in the registry
+        raise InputError(f"--model {model}: no such file")
+    from tasks.core.tracking import resolve_model  # imports mlflow: only for a registered model
+
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            path = resolve_model(model, Path(folder), project_root())
+        except InputError as error:
+            raise InputError(f"--model: {error}") from None
+        return shape, TrainedSurrogate.load(path)
 
 
 def _settings(trained, **options):
@@ -131,7 +178,12 @@ def _settings(trained, **options):
         return OptimSettings(surface_points=trained.config.surface_points, volume_points=trained.config.volume_points,
                              **options)
     except ValueError as error:
-        _fail(str(error))
+        raise InputError(f"optimiser settings: {error}") from None
+
+
+def _check_seed(seed: int) -> None:
+    if seed < 0:
+        raise InputError(f"--seed: must be >= 0, got {seed}")
 
 
 def _frame(shape, mesh_file: Path) -> dict:
@@ -142,8 +194,8 @@ def _frame(shape, mesh_file: Path) -> dict:
 @unidrag_app.command("predict")
 def predict_command(
     mesh_file: Path = typer.Argument(..., help=MESH_HELP),
-    model: Path = typer.Option(None, "--model", help=f"Saved surrogate (default: {DEFAULT_MODEL})."),
-    seed: int = typer.Option(0, help="Seed of the volume query points."),
+    model: str = typer.Option(None, "--model", help=MODEL_HELP),
+    seed: int = typer.Option(0, help="Seed of the volume query points (>= 0)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Predicted Cd (A_ref = frontal height of the mid-plane silhouette) and drag build-up profile."""
@@ -153,6 +205,7 @@ def predict_command(
     from tasks.cfd.surrogate.dataset import Sample
     from tasks.cfd.surrogate.training import predict
 
+    _check_seed(seed)
     single_torch_thread()
     shape, trained = _load(mesh_file, model)
     settings = _settings(trained, seed=seed)
@@ -179,7 +232,7 @@ def _verify(base, result) -> dict:
     from tasks.cfd.verification import contour_body, verified_outcome
     from tasks.core.params import active_profile, load_paper_params
 
-    root = repo_root()
+    root = project_root()
     solver = load_paper_params(root, "unidrag", active_profile(root), Params).solver
     placement = solver.placement()
     bodies = [contour_body(contour, base.a_ref0, placement) for contour in (base.pool.numpy(), result.deformed)]
@@ -195,20 +248,36 @@ def optimize_command(
     steps: int = typer.Option(30, help="Optimiser steps (T_opt)."),
     transformations: int = typer.Option(4, help="EoT transformations per step (K)."),
     method: str = typer.Option("eot", help="eot, no_eot or random."),
-    out: Path = typer.Option(None, "--out", help="Deformed mesh file (default: <MESH>_optimized.stl)."),
+    out: Path = typer.Option(None, "--out", help="Deformed mesh file, .stl, .obj, .ply or .off "
+                                                 "(default: MESH_optimized.stl next to MESH)."),
     verify: bool = typer.Option(False, "--verify", help="Verify base and optimised drag with the LBM (data-set settings)."),
-    model: Path = typer.Option(None, "--model", help=f"Saved surrogate (default: {DEFAULT_MODEL})."),
-    seed: int = typer.Option(0, help="Seed of the point sets and EoT transformations."),
+    model: str = typer.Option(None, "--model", help=MODEL_HELP),
+    seed: int = typer.Option(0, help="Seed of the point sets and EoT transformations (>= 0)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Minimise predicted drag force under the constraints (|dP| <= max displacement, no streamwise
     motion, frozen underbody layer, area within 2%) and write the deformed mesh in the input's units."""
     import torch
 
-    from tasks.cfd.shape_opt import optimise, prepare
+    from tasks.cfd.shape_opt import METHODS, optimise, prepare
     from tasks.cfd.surrogate.training import predict_cd
     from tasks.cfd.user_mesh import deform_mesh
 
+    _check_choice(method, METHODS, "--method")
+    if not (math.isfinite(max_displacement) and 0 < max_displacement <= 0.5):
+        raise InputError(f"--max-displacement: must be in (0, 0.5] (units of L), got {max_displacement}")
+    if not 1 <= steps <= MAX_OPT_STEPS:
+        raise InputError(f"--steps: must be in 1..{MAX_OPT_STEPS:,}, got {steps}")
+    if not 1 <= transformations <= MAX_TRANSFORMATIONS:
+        raise InputError(f"--transformations: must be in 1..{MAX_TRANSFORMATIONS}, got {transformations}")
+    _check_seed(seed)
+    check_readable(mesh_file, "mesh")  # before --out, whose default folder is the mesh's
+    out = out or mesh_file.with_name(f"{mesh_file.stem}_optimized.stl")
+    if out.suffix.lower() not in MESH_SUFFIXES:
+        raise InputError(f"--out {out}: unknown mesh format {out.suffix!r} (use one of {', '.join(MESH_SUFFIXES)})")
+    check_output(out, "--out")
+    if out.resolve() == mesh_file.resolve():
+        raise InputError(f"--out {out}: is the input mesh; choose another file")
     single_torch_thread()
     shape, trained = _load(mesh_file, model)
     settings = _settings(trained, method=method, steps=steps, transformations=transformations,
@@ -216,7 +285,6 @@ def optimize_command(
     base = prepare(shape.contour, settings)
     result = optimise(lambda *inputs: predict_cd(trained, *inputs), base, settings)
     deformed = deform_mesh(shape.mesh, base.lattice, torch.as_tensor(result.dP))
-    out = out or mesh_file.with_name(f"{mesh_file.stem}_optimized.stl")
     original = deformed.copy()
     original.vertices = shape.to_original(deformed.vertices)
     original.export(out)

@@ -1,13 +1,13 @@
 """The typed params of unidrag: one profile of stages/unidrag/params.yaml."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from tasks.cfd.lbm import LBMSetup
 from tasks.cfd.vehicle_dataset import Placement
-from tasks.core.params import Params as BaseParams
+from tasks.core.params import LIST_AS_TUPLE, Params as BaseParams
 from tasks.core.seeding import derive_seed
 
 MIN_TAU = 0.53  # BGK stability on the CPU grids (spec §3.1)
@@ -35,7 +35,7 @@ class Geometry(BaseParams):
 
 class Solver(BaseParams):
     length_cells: int = Field(ge=4)
-    grid: tuple[int, int]
+    grid: Annotated[tuple[int, int], LIST_AS_TUPLE]
     front_lengths: float = Field(gt=0)
     u_lat: float = Field(gt=0, lt=0.3)
     reynolds: float = Field(gt=0)

@@ -8,6 +8,10 @@ own z = 0 plane, that plane is the road (z scaled with the rest); otherwise the 
 put at MEDIAN_CLEARANCE, the median ground clearance of the data set's generator (g ~ U[0.035, 0.06]).
 Silhouette: the section by the plane y = 0 (the y-centre); its largest closed loop, ordered
 counter-clockwise in (x, z) and resampled equally in arc length.
+
+A mesh file is checked before trimesh builds anything from it: its size (MAX_MESH_BYTES), a binary
+STL's declared triangle count (MAX_FACES), then the raw triangles (count, finite coordinates of at
+most MAX_COORDINATE in magnitude) before trimesh processes them. MeshError is an InputError.
 """
 from __future__ import annotations
 
@@ -18,14 +22,20 @@ import numpy as np
 import torch
 import trimesh
 
+from tasks.core.inputs import InputError, check_readable
+
 from .constraints import polygon_area
 from .ffd import ControlLattice, weight_matrix
 from .vehicles import resample_closed
 
 MEDIAN_CLEARANCE = 0.0475  # median of U[0.035, 0.06] (spec §3.1), units of L
+MAX_MESH_BYTES = 128 * 2**20
+MAX_FACES = 1_000_000  # a vehicle's silhouette needs far fewer; decimate a scan first
+MAX_COORDINATE = 1e9  # |x|, |y|, |z| in the file's units
+_STL_HEADER = 84  # binary STL: 80-byte header, uint32 triangle count, then 50 bytes per triangle
 
 
-class MeshError(ValueError):
+class MeshError(InputError):
     """A mesh file that cannot be used: the message names the file and the fault."""
 
 
@@ -50,17 +60,46 @@ class UserShape:
         return (np.asarray(vertices) - self.offset) / self.scale
 
 
+def _binary_stl_faces(path: Path) -> int | None:
+    """The triangle count a binary STL declares, when the file is one (its size matches the count)."""
+    size = path.stat().st_size
+    if path.suffix.lower() != ".stl" or size < _STL_HEADER:
+        return None
+    with path.open("rb") as handle:
+        count = int(np.frombuffer(handle.read(_STL_HEADER)[80:], dtype="<u4")[0])
+    return count if size == _STL_HEADER + 50 * count else None
+
+
 def load_mesh(path: Path) -> trimesh.Trimesh:
-    """The mesh of an STL/OBJ/PLY file; MeshError when missing, empty, not watertight or degenerate."""
+    """The mesh of an STL/OBJ/PLY file; MeshError when missing, oversized, empty, not finite, not
+    watertight or degenerate."""
     path = Path(path)
     if not path.is_file():
         raise MeshError(f"{path}: no such file")
+    check_readable(path, "mesh", MAX_MESH_BYTES)
+    declared = _binary_stl_faces(path)
+    if declared is not None and declared > MAX_FACES:
+        raise MeshError(f"{path}: {declared:,} triangles is over the limit of {MAX_FACES:,} (decimate the mesh first)")
     try:
-        mesh = trimesh.load(path, force="mesh", process=True)
+        mesh = trimesh.load(path, force="mesh", process=False)
     except Exception as error:  # noqa: BLE001 - trimesh raises many types for unreadable files
-        raise MeshError(f"{path}: cannot be read as a mesh ({type(error).__name__}: {error})") from None
+        detail = (str(error).strip().splitlines() or [""])[0][:160]
+        raise MeshError(f"{path}: cannot be read as a mesh ({type(error).__name__}: {detail})") from None
     if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) < 4:
         raise MeshError(f"{path}: holds no surface mesh (need at least 4 triangles)")
+    if len(mesh.faces) > MAX_FACES:
+        raise MeshError(f"{path}: {len(mesh.faces):,} triangles is over the limit of {MAX_FACES:,} "
+                        "(decimate the mesh first)")
+    faces = np.asarray(mesh.faces)
+    if faces.min() < 0 or faces.max() >= len(mesh.vertices):
+        raise MeshError(f"{path}: a triangle refers to a vertex the file does not have")
+    used = np.asarray(mesh.vertices)[np.unique(faces)]
+    if not np.isfinite(used).all():
+        raise MeshError(f"{path}: a vertex has a non-finite coordinate (NaN or infinity)")
+    if np.abs(used).max() > MAX_COORDINATE:
+        raise MeshError(f"{path}: a vertex coordinate of {np.abs(used).max():.3g} is over the limit of |x|, |y|, |z| <= "
+                        f"{MAX_COORDINATE:g} (rescale the mesh)")
+    mesh.process()  # what trimesh.load(process=True) does: merge duplicate vertices
     if not mesh.is_watertight:
         _, uses = np.unique(mesh.edges_sorted, axis=0, return_counts=True)
         raise MeshError(f"{path}: the mesh is not watertight ({int((uses != 2).sum())} edges are not shared by exactly "
@@ -108,7 +147,11 @@ def silhouette(mesh: trimesh.Trimesh, points: int) -> np.ndarray:
 
 def read_user_shape(path: Path, contour_points: int = 1024) -> UserShape:
     mesh, scale, offset, rule = to_vehicle_frame(load_mesh(path))
-    return UserShape(mesh, silhouette(mesh, contour_points), scale, offset, rule)
+    try:
+        contour = silhouette(mesh, contour_points)
+    except MeshError as error:
+        raise MeshError(f"{path}: {error}") from None
+    return UserShape(mesh, contour, scale, offset, rule)
 
 
 def deform_mesh(mesh: trimesh.Trimesh, lattice: ControlLattice, dP: torch.Tensor) -> trimesh.Trimesh:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 PROFILES = ("smoke", "default", "full")
 
@@ -17,9 +17,18 @@ Model = TypeVar("Model", bound=BaseModel)
 
 
 class Params(BaseModel):
-    """Base for every paper's params: unknown keys are errors, values are immutable."""
+    """Base for every paper's params: unknown keys are errors, values are immutable, and types are
+    strict: `seeds: true` or `seeds: "2"` is refused, not read as 1 or 2 (an int is still a float)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def _list_as_tuple(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+# YAML has lists, not tuples: a fixed-length field reads a list, its items still strictly typed.
+LIST_AS_TUPLE = BeforeValidator(_list_as_tuple)
 
 
 class ParamsError(ValueError):

@@ -129,8 +129,12 @@ def mark_parent(client: MlflowClient, parent: str, ok: bool) -> None:
         finish(client, parent, ok)
 
 
-def register_model(client: MlflowClient, run_id: str, name: str, path: Path) -> str:
-    """Log `path` under models/<name> of the run and register it as a new version of `name`."""
+def register_model(client: MlflowClient, run_id: str, name: str, path: Path, metrics: dict[str, float] | None = None) -> str:
+    """Log `path` under models/<name> of the run and register it as a new version of `name`.
+
+    The version carries what a user needs to judge it without opening the run: the profile it
+    was trained under, the commit and dirty flag, the stage's inputs hash and the stage's metrics.
+    """
     from mlflow.exceptions import MlflowException
 
     client.log_artifact(run_id, str(path), artifact_path=f"models/{name}")
@@ -138,20 +142,72 @@ def register_model(client: MlflowClient, run_id: str, name: str, path: Path) -> 
         client.create_registered_model(name)
     except MlflowException:  # already registered: add a version
         pass
-    source = f"{client.get_run(run_id).info.artifact_uri}/models/{name}"
-    return client.create_model_version(name, source, run_id).version
+    run = client.get_run(run_id)
+    tags = {key: run.data.tags[key] for key in ("profile", "git_commit", "git_dirty", "inputs_hash", "paper", "stage")
+            if key in run.data.tags}
+    tags |= {f"metric.{key}"[:250]: f"{value:.6g}" for key, value in sorted((metrics or {}).items())[:MAX_VERSION_METRICS]
+             if isinstance(value, (int, float))}
+    return client.create_model_version(name, f"{run.info.artifact_uri}/models/{name}", run_id, tags=tags).version
 
 
-def registered_model_file(client: MlflowClient, reference: str, destination: Path) -> Path:
-    """Download the file of a registered model, `name` (latest version) or `name/version`."""
-    name, _, version = reference.partition("/")
+MAX_VERSION_METRICS = 40  # a model version's tags stay readable in the registry's table
+
+
+def _model_version(client: MlflowClient, reference: str):
+    """The version a reference names: `name` (latest), `name/3` or `name@alias`."""
+    from mlflow.exceptions import MlflowException
+
+    from tasks.core.inputs import InputError
+
+    name, at, alias = reference.partition("@")
+    name, slash, version = name.partition("/")
+    if not name or (slash and not version.isdigit()) or (at and not alias):
+        raise InputError(f"model reference {reference!r}: expected a file, NAME, NAME/VERSION or NAME@ALIAS")
     versions = client.search_model_versions(f"name = '{name}'")
     if not versions:
-        raise FileNotFoundError(f"no file and no registered model named {name!r}")
-    chosen = max(versions, key=lambda v: int(v.version)) if not version else next(
-        (v for v in versions if v.version == version), None)
+        raise InputError(f"model reference {reference!r}: no such file and no registered model named {name!r} "
+                         f"(registered: {', '.join(sorted(m.name for m in client.search_registered_models())) or 'none'})")
+    if at:
+        try:
+            return client.get_model_version_by_alias(name, alias)
+        except MlflowException:
+            aliases = sorted(a for a in (client.get_registered_model(name).aliases or {}))
+            raise InputError(f"model reference {reference!r}: {name!r} has no alias {alias!r} "
+                             f"(aliases: {', '.join(aliases) or 'none'})") from None
+    numbers = sorted(int(v.version) for v in versions)
+    if not version:
+        return next(v for v in versions if int(v.version) == numbers[-1])
+    chosen = next((v for v in versions if int(v.version) == int(version)), None)
     if chosen is None:
-        raise FileNotFoundError(f"registered model {name!r} has no version {version!r} (versions: "
-                                f"{sorted(int(v.version) for v in versions)})")
-    folder = Path(client.download_artifacts(chosen.run_id, f"models/{name}", str(destination)))
-    return next(p for p in sorted(folder.rglob("*")) if p.is_file())
+        raise InputError(f"model reference {reference!r}: {name!r} has no version {int(version)} (versions: {numbers})")
+    return chosen
+
+
+def resolve_model(reference: str, destination: Path, root: Path | None = None) -> Path:
+    """A model file from a user's reference: a path, or a registered model `name`, `name/3`, `name@alias`.
+
+    A version trained under the smoke profile works but is a toy: say so on stderr.
+    """
+    import sys
+
+    path = Path(reference)
+    if path.is_file():
+        return path
+    root = root or Path(os.environ.get("PAPERS_ROOT") or Path.cwd())
+    if not os.environ.get("MLFLOW_TRACKING_URI") and not (root / "mlflow" / "mlflow.db").exists():
+        from tasks.core.inputs import InputError
+
+        raise InputError(f"model reference {reference!r}: no such file, and no MLflow store at {root / 'mlflow'} to "
+                         "look it up in (nothing has been trained here yet)")
+    client = client_for(root)
+    chosen = _model_version(client, reference)
+    if (chosen.tags or {}).get("profile") == "smoke":
+        print(f"note: {chosen.name} version {chosen.version} was trained under the smoke profile (a toy run); "
+              f"`papers run {chosen.tags.get('paper', '<paper>')} --profile default` trains a real one", file=sys.stderr)
+    folder = Path(client.download_artifacts(chosen.run_id, f"models/{chosen.name}", str(destination)))
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file()]
+    if not files:
+        from tasks.core.inputs import InputError
+
+        raise InputError(f"model reference {reference!r}: version {chosen.version} has no file in its run's artifacts")
+    return files[0]

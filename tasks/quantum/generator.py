@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tasks.core.inputs import InputError, check_readable
 from tasks.quantum.critic import Critic, GATEncoder, GCNEncoder, frozen, intra_weights
 from tasks.quantum.features import N_FEATURES, GraphTensors, to_tensors
 from tasks.quantum.graph import WeightedGraph
@@ -248,13 +250,41 @@ def save_networks(path: str | Path, critic: Critic, generator: JointGenerator, c
                 "config": config}, path)
 
 
+MAX_NETWORK_SIZE = 4096  # any width, layer or angle count in a networks file: refused above it, before building
+
+
 def load_networks(path: str | Path) -> tuple[Critic, JointGenerator, dict]:
-    """(critic in eval mode, generator, config) as saved by `save_networks`."""
-    blob = torch.load(path, weights_only=True)
-    critic = Critic(**blob["critic"]["config"])
-    critic.load_state_dict(blob["critic"]["state"])
-    generator = JointGenerator(**blob["generator"]["config"])
-    generator.load_state_dict(blob["generator"]["state"])
+    """(critic in eval mode, generator, config) as saved by `save_networks`. InputError, naming the
+    file, when it is not such a file: not a torch file, another kind of model, or sizes that do not
+    match the saved weights."""
+    path = check_readable(path, "networks file")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)  # load_state_dict copies onto CPU anyway
+    except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, KeyError, IndexError, TypeError):
+        raise InputError(f"networks file {path}: not a file written by torch.save (expected the QAOA^2 networks "
+                         "that `papers run neural_qaoa2` trains)") from None
+    parts = ("critic", "generator", "config")
+    if not (isinstance(blob, dict) and all(isinstance(blob.get(key), dict) for key in parts)
+            and all(isinstance(blob[key].get("config"), dict) and isinstance(blob[key].get("state"), dict)
+                    for key in parts[:2])):
+        keys = ", ".join(map(str, blob)) if isinstance(blob, dict) else type(blob).__name__
+        raise InputError(f"networks file {path}: a torch file of another kind (holds {keys[:120]}), expected the "
+                         "critic and generator that `papers run neural_qaoa2` saves")
+    networks = []
+    for key, kind in (("critic", Critic), ("generator", JointGenerator)):
+        config = blob[key]["config"]
+        sizes = [v for v in config.values() if isinstance(v, int)]
+        if any(v < 1 or v > MAX_NETWORK_SIZE for v in sizes):
+            raise InputError(f"networks file {path}: {key} config {config} has a size outside 1..{MAX_NETWORK_SIZE}")
+        try:
+            network = kind(**config)
+            network.load_state_dict(blob[key]["state"])
+        except (TypeError, ValueError, RuntimeError, KeyError, AttributeError) as error:
+            detail = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
+            raise InputError(f"networks file {path}: its {key} does not match this code's {kind.__name__} "
+                             f"({detail})") from None
+        networks.append(network)
+    critic, generator = networks
     return critic.eval(), generator, blob["config"]
 
 

@@ -8,6 +8,9 @@ Families (each `generator(n_or_L, rng)`, deterministic for a seed):
 Files: Biq Mac style "n m" then "u v w" (1-based) for `write_graph`/`read_biqmac`; a plain
 0-based "u v w" edge list for `read_edge_list`; a whitespace matrix for `read_qubo`.
 Reference OPT: exact brute force for n ≤ 22, otherwise the best of random-restart one-flip searches.
+Readers refuse (GraphFormatError, an InputError) binary or oversized files, node ids and matrix sizes
+above MAX_NODES / MAX_QUBO_VARIABLES before allocating anything, more than MAX_EDGES edges, and
+weights that are not finite or exceed MAX_ABS_WEIGHT in magnitude (their sums would overflow).
 """
 from __future__ import annotations
 
@@ -16,16 +19,22 @@ from pathlib import Path
 
 import numpy as np
 
+from tasks.core.inputs import InputError, read_text
 from tasks.quantum.graph import WeightedGraph
 from tasks.quantum.qubo import qubo_to_maxcut
 
 BRUTE_FORCE_MAX_N = 22
 _CHUNK = 1 << 15
+MAX_NODES = 10_000  # partitions keep (parts x parts) dense matrices, so n^2 floats must fit
+MAX_EDGES = 1_000_000
+MAX_QUBO_VARIABLES = 1_000  # a dense QUBO of n variables is a graph of ~n^2/2 edges
+MAX_ABS_WEIGHT = 1e12  # cut values sum up to MAX_EDGES weights: far from float overflow
+MAX_GRAPH_BYTES = 64 * 2**20
 
 Seed = np.random.Generator | int | None
 
 
-class GraphFormatError(ValueError):
+class GraphFormatError(InputError):
     """A graph or QUBO file that cannot be read; the message names the file and the 1-based line."""
 
 
@@ -129,49 +138,63 @@ def write_graph(path: str | Path, graph: WeightedGraph) -> None:
     Path(path).write_text("\n".join(lines) + "\n")
 
 
-def _content_lines(path: Path) -> list[tuple[int, list[str]]]:
+def _content_lines(path: Path, what: str = "graph file") -> list[tuple[int, list[str]]]:
     """(1-based line number, tokens) for every line that is neither blank nor a # comment."""
     out = []
-    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+    for number, line in enumerate(read_text(path, what, MAX_GRAPH_BYTES).splitlines(), start=1):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
             out.append((number, stripped.split()))
     return out
 
 
+def _clip(text: str, limit: int = 60) -> str:
+    """`text` for an error message: a minified or binary-ish line is cut, not printed whole."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def _parse_int(path: Path, number: int, token: str, what: str) -> int:
     try:
         return int(token)
     except ValueError:
-        raise GraphFormatError(f"{path}:{number}: {what} must be an integer, got {token!r}") from None
+        raise GraphFormatError(f"{path}:{number}: {what} must be an integer, got {_clip(token)!r}") from None
 
 
 def _parse_float(path: Path, number: int, token: str, what: str) -> float:
     try:
         value = float(token)
     except ValueError:
-        raise GraphFormatError(f"{path}:{number}: {what} must be a number, got {token!r}") from None
+        raise GraphFormatError(f"{path}:{number}: {what} must be a number, got {_clip(token)!r}") from None
     if not np.isfinite(value):
-        raise GraphFormatError(f"{path}:{number}: {what} must be finite, got {token!r}")
+        raise GraphFormatError(f"{path}:{number}: {what} must be finite, got {_clip(token)!r}")
+    if abs(value) > MAX_ABS_WEIGHT:
+        raise GraphFormatError(f"{path}:{number}: {what} must be at most {MAX_ABS_WEIGHT:g} in magnitude, got {_clip(token)} "
+                               "(rescale the values)")
     return value
 
 
 def _parse_edges(path: Path, lines: list[tuple[int, list[str]]], base: int,
-                 n: int | None) -> tuple[np.ndarray, np.ndarray]:
+                 n: int | None, max_nodes: int = MAX_NODES) -> tuple[np.ndarray, np.ndarray]:
     """Edge lines "u v w" with `base`-based nodes -> 0-based (u < v) edges and weights.
-    Self-loops, nodes out of range and repeated edges (either orientation) are errors."""
+    Self-loops, nodes out of range (or at or above `max_nodes`), repeated edges (either
+    orientation) and more than MAX_EDGES lines are errors."""
+    if len(lines) > MAX_EDGES:
+        raise GraphFormatError(f"{path}: {len(lines):,} edge lines is over the limit of {MAX_EDGES:,} edges")
     seen: dict[tuple[int, int], int] = {}
     edges, weights = [], []
     for number, tokens in lines:
         if len(tokens) != 3:
-            raise GraphFormatError(f"{path}:{number}: expected 3 fields 'u v w', got {len(tokens)}: {' '.join(tokens)!r}")
+            raise GraphFormatError(f"{path}:{number}: expected 3 fields 'u v w', got {len(tokens)}: {_clip(' '.join(tokens))!r}")
         u = _parse_int(path, number, tokens[0], "node u") - base
         v = _parse_int(path, number, tokens[1], "node v") - base
         w = _parse_float(path, number, tokens[2], "weight w")
         for node, token in ((u, tokens[0]), (v, tokens[1])):
             if node < 0 or (n is not None and node >= n):
                 allowed = f"{base}..{n - 1 + base}" if n is not None else f">= {base}"
-                raise GraphFormatError(f"{path}:{number}: node {token} out of range (nodes are {allowed})")
+                raise GraphFormatError(f"{path}:{number}: node {_clip(token)} out of range (nodes are {allowed})")
+            if node >= max_nodes:
+                raise GraphFormatError(f"{path}:{number}: node {_clip(token)} is over the limit of {max_nodes:,} nodes "
+                                       f"(ids {base}..{max_nodes - 1 + base})")
         if u == v:
             raise GraphFormatError(f"{path}:{number}: self-loop on node {tokens[0]}")
         key = (min(u, v), max(u, v))
@@ -183,44 +206,52 @@ def _parse_edges(path: Path, lines: list[tuple[int, list[str]]], base: int,
     return np.asarray(edges, dtype=int).reshape(-1, 2), np.asarray(weights, dtype=float)
 
 
-def read_edge_list(path: str | Path, n: int | None = None) -> WeightedGraph:
-    """A user graph: one "u v w" per line, 0-based nodes; blank and # lines ignored.
+def read_edge_list(path: str | Path, n: int | None = None, max_nodes: int = MAX_NODES) -> WeightedGraph:
+    """A user graph: one "u v w" per line, 0-based nodes below `max_nodes`; blank and # lines ignored.
     n defaults to the largest node + 1 (pass it to keep trailing isolated nodes)."""
     path = Path(path)
-    edges, weights = _parse_edges(path, _content_lines(path), 0, n)
+    if n is not None and n > max_nodes:
+        raise GraphFormatError(f"{path}: n = {n:,} nodes is over the limit of {max_nodes:,}")
+    edges, weights = _parse_edges(path, _content_lines(path), 0, n, max_nodes)
     if n is None:
         if len(edges) == 0:
-            raise GraphFormatError(f"{path}: no edges, so the number of nodes is unknown (pass n)")
+            raise GraphFormatError(f"{path}: no edges (expected one 'u v w' line per edge), so the number of "
+                                   "nodes is unknown")
         n = int(edges.max()) + 1
     return _make_graph(n, edges, weights)
 
 
-def read_biqmac(path: str | Path) -> WeightedGraph:
-    """A Biq Mac / rudy file: header "n m", then m lines "u v w" with 1-based nodes."""
+def read_biqmac(path: str | Path, max_nodes: int = MAX_NODES) -> WeightedGraph:
+    """A Biq Mac / rudy file: header "n m" (n <= max_nodes), then m lines "u v w" with 1-based nodes."""
     path = Path(path)
     lines = _content_lines(path)
     if not lines:
         raise GraphFormatError(f"{path}: empty file, expected a header 'n m'")
     number, header = lines[0]
     if len(header) != 2:
-        raise GraphFormatError(f"{path}:{number}: header must be 'n m', got {' '.join(header)!r}")
+        raise GraphFormatError(f"{path}:{number}: header must be 'n m', got {_clip(' '.join(header))!r}")
     n = _parse_int(path, number, header[0], "node count n")
     m = _parse_int(path, number, header[1], "edge count m")
     if n < 1 or m < 0:
         raise GraphFormatError(f"{path}:{number}: header needs n >= 1 and m >= 0, got n={n} m={m}")
+    if n > max_nodes:
+        raise GraphFormatError(f"{path}:{number}: n = {n:,} nodes is over the limit of {max_nodes:,}")
     if len(lines) - 1 != m:
         raise GraphFormatError(f"{path}:{number}: header says m={m} edges, the file has {len(lines) - 1} edge lines")
-    edges, weights = _parse_edges(path, lines[1:], 1, n)
+    edges, weights = _parse_edges(path, lines[1:], 1, n, max_nodes)
     return _make_graph(n, edges, weights)
 
 
-def read_qubo(path: str | Path) -> np.ndarray:
-    """A QUBO matrix Q: one whitespace-separated row per line (blank and # lines ignored), square."""
+def read_qubo(path: str | Path, max_variables: int = MAX_QUBO_VARIABLES) -> np.ndarray:
+    """A QUBO matrix Q: one whitespace-separated row per line (blank and # lines ignored), square,
+    at most `max_variables` rows."""
     path = Path(path)
-    lines = _content_lines(path)
+    lines = _content_lines(path, "QUBO file")
     if not lines:
         raise GraphFormatError(f"{path}: empty file, expected a square matrix")
     size = len(lines)
+    if size > max_variables:
+        raise GraphFormatError(f"{path}: {size:,} rows is over the limit of {max_variables:,} variables")
     rows = []
     for number, tokens in lines:
         if len(tokens) != size:

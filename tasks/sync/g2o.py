@@ -15,6 +15,10 @@ as Z_ij unchanged, and solutions G_i are reported as T_i = G_i^{-1}.
 
 Quaternions are g2o's (qx, qy, qz, qw), which is scipy's scalar-last order. Non-unit
 quaternions are normalized; a zero (or non-finite) one is an error.
+
+Limits (a user's file is refused, never half-solved): pose values above MAX_ABS_VALUE in
+magnitude (a translation of 1e300 overflows every product the methods form), more than
+MAX_VERTICES vertices or MAX_EDGES edges, binary or oversized files.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from tasks.core.inputs import InputError, read_text
 from tasks.sync.graph import PoseGraph, Poses, connected_components
 
 VERTEX_TAG = "VERTEX_SE3:QUAT"
@@ -32,9 +37,12 @@ EDGE_TAG = "EDGE_SE3:QUAT"
 VERTEX_FIELDS = 1 + 1 + 7  # tag, id, x y z qx qy qz qw
 EDGE_FIELDS = 1 + 2 + 7 + 21  # tag, i j, pose, information upper triangle
 _IDENTITY_INFORMATION = " ".join("1" if c == r else "0" for r in range(6) for c in range(r, 6))
+MAX_ABS_VALUE = 1e9  # translations and quaternion components: |value| <= 1e9 (squares stay far from overflow)
+MAX_VERTICES = 1_000_000
+MAX_EDGES = 5_000_000
 
 
-class G2OFormatError(ValueError):
+class G2OFormatError(InputError):
     """A g2o file that cannot be read as a pose graph; the message names file, line and fault."""
 
 
@@ -73,6 +81,11 @@ def _fail(path, lineno: int, what: str) -> G2OFormatError:
 def _pose_from_fields(fields: list[str], path, lineno: int) -> np.ndarray:
     """x y z qx qy qz qw (strings) -> 4x4 homogeneous matrix."""
     values = _floats(fields, path, lineno)
+    big = np.flatnonzero(np.abs(values) > MAX_ABS_VALUE)
+    if big.size:
+        name = ("x", "y", "z", "qx", "qy", "qz", "qw")[big[0]]
+        raise _fail(path, lineno, f"{name} = {fields[big[0]][:40]} is over the limit of |value| <= {MAX_ABS_VALUE:g} "
+                                  "(rescale the map)")
     q = values[3:7]
     norm = float(np.linalg.norm(q))
     if norm == 0.0:
@@ -89,9 +102,9 @@ def _floats(fields: list[str], path, lineno: int) -> np.ndarray:
         try:
             out[k] = float(token)
         except ValueError:
-            raise _fail(path, lineno, f"non-numeric value {token!r}") from None
+            raise _fail(path, lineno, f"non-numeric value {token[:40]!r}") from None
         if not math.isfinite(out[k]):
-            raise _fail(path, lineno, f"non-finite value {token!r}")
+            raise _fail(path, lineno, f"non-finite value {token[:40]!r}")
     return out
 
 
@@ -99,7 +112,7 @@ def _vertex_id(token: str, path, lineno: int) -> int:
     try:
         return int(token)
     except ValueError:
-        raise _fail(path, lineno, f"vertex id {token!r} is not an integer") from None
+        raise _fail(path, lineno, f"vertex id {token[:40]!r} is not an integer") from None
 
 
 def read_g2o(path: str | Path, *, require_connected: bool = True) -> G2OGraph:
@@ -118,39 +131,42 @@ def read_g2o(path: str | Path, *, require_connected: bool = True) -> G2OGraph:
     vertex_T: list[np.ndarray] = []
     raw_edges: list[tuple[int, int, int, np.ndarray]] = []  # (line, id_i, id_j, Z)
 
-    with path.open() as handle:
-        for lineno, line in enumerate(handle, start=1):
-            fields = line.split()
-            if not fields or fields[0].startswith("#"):
-                continue
-            tag = fields[0]
-            if tag == VERTEX_TAG:
-                if len(fields) != VERTEX_FIELDS:
-                    raise _fail(path, lineno, f"{tag} needs {VERTEX_FIELDS - 1} values "
-                                              f"(id x y z qx qy qz qw), got {len(fields) - 1}")
-                vid = _vertex_id(fields[1], path, lineno)
-                if vid in vertex_index:
-                    raise _fail(path, lineno, f"duplicate vertex id {vid} "
-                                              f"(first defined on line {vertex_line[vid]})")
-                T = _pose_from_fields(fields[2:], path, lineno)
-                vertex_index[vid] = len(vertex_T)
-                vertex_line[vid] = lineno
-                vertex_T.append(T)
-            elif tag == EDGE_TAG:
-                if len(fields) != EDGE_FIELDS:
-                    raise _fail(path, lineno, f"{tag} needs {EDGE_FIELDS - 1} values "
-                                              f"(i j x y z qx qy qz qw + 21 information), "
-                                              f"got {len(fields) - 1}")
-                vi = _vertex_id(fields[1], path, lineno)
-                vj = _vertex_id(fields[2], path, lineno)
-                if vi == vj:
-                    raise _fail(path, lineno, f"self-loop edge on vertex {vi}")
-                Z = _pose_from_fields(fields[3:10], path, lineno)
-                _floats(fields[10:], path, lineno)  # information: validated, then ignored
-                raw_edges.append((lineno, vi, vj, Z))
-            else:
-                raise _fail(path, lineno, f"unknown tag {tag!r} (expected {VERTEX_TAG} "
-                                          f"or {EDGE_TAG})")
+    for lineno, line in enumerate(read_text(path, "pose graph").splitlines(), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        tag = fields[0]
+        if tag == VERTEX_TAG:
+            if len(fields) != VERTEX_FIELDS:
+                raise _fail(path, lineno, f"{tag} needs {VERTEX_FIELDS - 1} values "
+                                          f"(id x y z qx qy qz qw), got {len(fields) - 1}")
+            vid = _vertex_id(fields[1], path, lineno)
+            if vid in vertex_index:
+                raise _fail(path, lineno, f"duplicate vertex id {vid} "
+                                          f"(first defined on line {vertex_line[vid]})")
+            if len(vertex_T) == MAX_VERTICES:
+                raise _fail(path, lineno, f"more than the limit of {MAX_VERTICES:,} vertices")
+            T = _pose_from_fields(fields[2:], path, lineno)
+            vertex_index[vid] = len(vertex_T)
+            vertex_line[vid] = lineno
+            vertex_T.append(T)
+        elif tag == EDGE_TAG:
+            if len(fields) != EDGE_FIELDS:
+                raise _fail(path, lineno, f"{tag} needs {EDGE_FIELDS - 1} values "
+                                          f"(i j x y z qx qy qz qw + 21 information), "
+                                          f"got {len(fields) - 1}")
+            vi = _vertex_id(fields[1], path, lineno)
+            vj = _vertex_id(fields[2], path, lineno)
+            if vi == vj:
+                raise _fail(path, lineno, f"self-loop edge on vertex {vi}")
+            Z = _pose_from_fields(fields[3:10], path, lineno)
+            _floats(fields[10:], path, lineno)  # information: validated, then ignored
+            if len(raw_edges) == MAX_EDGES:
+                raise _fail(path, lineno, f"more than the limit of {MAX_EDGES:,} edges")
+            raw_edges.append((lineno, vi, vj, Z))
+        else:
+            raise _fail(path, lineno, f"unknown tag {tag[:40]!r} (expected {VERTEX_TAG} "
+                                      f"or {EDGE_TAG})")
 
     if not vertex_T:
         raise G2OFormatError(f"{path}: no {VERTEX_TAG} lines")

@@ -29,3 +29,34 @@ def test_stage_entry_names_unknown_stage(repo_copy):
     done = subprocess.run([sys.executable, "-m", "stages", "se3_sync", "train"], cwd=repo_copy, env=stage_env(repo_copy),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "unknown stage 'train' of se3_sync (stages: generate, solve, evaluate)" in done.stderr
+
+
+def command_paths() -> list[tuple[str, ...]]:
+    """Every command and group of `papers`, as argv prefixes (the root first)."""
+    import typer.main
+
+    from stages.cli import app
+
+    paths = []
+
+    def walk(command, prefix):
+        paths.append(prefix)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, (*prefix, name))
+
+    walk(typer.main.get_command(app), ())
+    return paths
+
+
+def test_help_of_every_command_prints_and_exits_0():
+    from tests.cli_table import Row, check_rows
+
+    paths = command_paths()
+    assert ("mip", "stop") in paths and ("server", "start") in paths
+    check_rows([Row((*path, "--help"), code=0) for path in paths])
+
+
+def test_commands_work_from_outside_the_checkout(tmp_path):
+    from tests.cli_table import Row, check_rows
+
+    check_rows([Row(("list",), code=0), Row(("report",), code=0)], cwd=tmp_path)

@@ -56,3 +56,20 @@ def test_unknown_profile_is_refused(tmp_path):
     (tmp_path / "params.yaml").write_text("profile: huge\n")
     with pytest.raises(ParamsError, match=r"profile: must be one of \('smoke', 'default', 'full'\), got 'huge'"):
         active_profile(tmp_path)
+
+
+@pytest.mark.parametrize("value", [True, "2", 2.0])
+def test_no_silent_coercion_a_bool_string_or_float_is_not_an_int(value):
+    assert problems(default_profile() | {"seeds": value}) == [
+        f"se3_sync.default.seeds: input should be a valid integer, got {value!r}"]
+
+
+def test_an_int_is_still_a_float_and_a_yaml_list_fills_a_fixed_length_tuple():
+    from flows.s_adam.params import RosenbrockTask
+
+    data = default_profile() | {"p": 1}
+    assert validate(Se3SyncParams, data, "se3_sync.default").p == 1.0
+    task = validate(RosenbrockTask, {"steps": 5, "start": [-1, 2.0], "optimizers": {}}, "rosenbrock")
+    assert task.start == (-1.0, 2.0)
+    with pytest.raises(ParamsError, match=r"rosenbrock.start\[0\]: input should be a valid number, got '-1'"):
+        validate(RosenbrockTask, {"steps": 5, "start": ["-1", 2.0], "optimizers": {}}, "rosenbrock")

@@ -8,9 +8,14 @@ import itertools
 import numpy as np
 import pytest
 
+from tasks.core.inputs import InputError
+from tasks.quantum import instances
 from tasks.quantum.graph import WeightedGraph, performance_ratio
 from tasks.quantum.instances import (
     FAMILIES,
+    MAX_ABS_WEIGHT,
+    MAX_NODES,
+    MAX_QUBO_VARIABLES,
     GraphFormatError,
     bqp,
     bqp_matrix,
@@ -127,6 +132,64 @@ def test_read_qubo(tmp_path):
     path.write_text("1 2\n\n2 3 4\n")
     with pytest.raises(GraphFormatError, match=r"q.txt:3: a 2x2 matrix needs 2 entries per row, got 3"):
         read_qubo(path)
+
+
+def test_node_ids_are_checked_against_the_limit_before_allocating(tmp_path):
+    path = tmp_path / "far.txt"
+    path.write_text("0 1 1\n0 1000000000 1\n")
+    with pytest.raises(GraphFormatError, match=r"far.txt:2: node 1000000000 is over the limit of 10,000 nodes"):
+        read_edge_list(path)
+    path.write_text("0 1 1\n1 4 1\n")
+    assert read_edge_list(path).n == 5
+    with pytest.raises(GraphFormatError, match="node 4 is over the limit of 4 nodes"):
+        read_edge_list(path, max_nodes=4)
+    with pytest.raises(GraphFormatError, match="n = 20,000 nodes is over the limit"):
+        read_edge_list(path, n=20_000)
+    path.write_text(f"{MAX_NODES + 1} 0\n")
+    with pytest.raises(GraphFormatError, match=r":1: n = 10,001 nodes is over the limit of 10,000"):
+        read_biqmac(path)
+
+
+@pytest.mark.parametrize("weight, message", [
+    ("1e308", r"weight w must be at most 1e\+12 in magnitude, got 1e308"),
+    ("-2e12", "got -2e12"),
+    ("nan", "must be finite"),
+])
+def test_absurd_weights_are_refused(tmp_path, weight, message):
+    path = tmp_path / "w.txt"
+    path.write_text(f"0 1 1\n1 2 {weight}\n")
+    with pytest.raises(GraphFormatError, match=message) as error:
+        read_edge_list(path)
+    assert "w.txt:2:" in str(error.value)
+    path.write_text(f"0 1 {MAX_ABS_WEIGHT:g}\n")
+    assert read_edge_list(path).weights.tolist() == [MAX_ABS_WEIGHT]
+
+
+def test_qubo_size_and_edge_count_limits(tmp_path, monkeypatch):
+    path = tmp_path / "q.txt"
+    path.write_text("0\n" * (MAX_QUBO_VARIABLES + 1))
+    with pytest.raises(GraphFormatError, match="1,001 rows is over the limit of 1,000 variables"):
+        read_qubo(path)
+    path.write_text("1 0\n0 1e300\n")
+    with pytest.raises(GraphFormatError, match="q.txt:2: entry 2 must be at most 1e"):
+        read_qubo(path)
+    monkeypatch.setattr(instances, "MAX_EDGES", 2)
+    path.write_text("0 1 1\n1 2 1\n2 3 1\n")
+    with pytest.raises(GraphFormatError, match="3 edge lines is over the limit of 2 edges"):
+        read_edge_list(path)
+
+
+def test_unreadable_files_are_input_errors(tmp_path):
+    path = tmp_path / "blob.txt"
+    path.write_bytes(bytes(range(256)))
+    with pytest.raises(InputError, match=r"graph file .*blob\.txt: a binary file"):
+        read_edge_list(path)
+    with pytest.raises(InputError, match=r"QUBO file .*blob\.txt: a binary file"):
+        read_qubo(path)
+    path.write_text("0 " * 50_000)
+    with pytest.raises(GraphFormatError, match=r"got 50000: '0 0 0 .*\.\.\. \(99,999 characters\)'$"):
+        read_edge_list(path)
+    assert issubclass(GraphFormatError, InputError)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from tasks.sync.g2o import G2OFormatError, check_connected, read_g2o, write_g2o
+from tasks.core.inputs import InputError
+from tasks.sync import g2o
+from tasks.sync.g2o import MAX_ABS_VALUE, G2OFormatError, check_connected, read_g2o, write_g2o
 from tasks.sync.graph import PoseGraph, Poses
 
 INFO = " ".join(["1", "0", "0", "0", "0", "0", "1", "0", "0", "0", "0", "1", "0", "0", "0",
@@ -79,6 +81,43 @@ def test_malformed_input_names_file_and_line(tmp_path, lines, lineno, needle):
         read_g2o(path)
     message = str(info.value)
     assert "bad.g2o" in message and f"line {lineno}:" in message and needle in message
+
+
+@pytest.mark.parametrize("lines, lineno, needle", [
+    ([V0, "VERTEX_SE3:QUAT 1 1e300 0 0 0 0 0 1", E01], 2, "x = 1e300 is over the limit of |value| <= 1e+09"),
+    ([V0, V1, f"EDGE_SE3:QUAT 0 1 1 0 -2e9 0 0 0 1 {INFO}"], 3, "z = -2e9 is over the limit"),
+    ([V0, "VERTEX_SE3:QUAT 1 0 0 0 0 0 1e200 1", E01], 2, "qz = 1e200"),
+    ([V0, "VERTEX_SE3:QUAT 1 0 0 0 0 0 0 inf", E01], 2, "non-finite value 'inf'"),
+])
+def test_absurd_magnitudes_are_refused_not_propagated(tmp_path, lines, lineno, needle):
+    path = _write(tmp_path, lines, name="far.g2o")
+    with pytest.raises(G2OFormatError) as info:
+        read_g2o(path)
+    assert f"far.g2o, line {lineno}: {needle}" in str(info.value)
+
+
+def test_a_translation_at_the_limit_is_read(tmp_path):
+    g = read_g2o(_write(tmp_path, [V0, "VERTEX_SE3:QUAT 1 1e9 0 0 0 0 0 1", E01]))
+    assert g.T.t[1, 0] == MAX_ABS_VALUE == 1e9
+
+
+def test_vertex_and_edge_counts_are_limited(tmp_path, monkeypatch):
+    monkeypatch.setattr(g2o, "MAX_VERTICES", 2)
+    with pytest.raises(G2OFormatError, match="line 3: more than the limit of 2 vertices"):
+        read_g2o(_write(tmp_path, [V0, V1, V2, E01, E12]))
+    monkeypatch.setattr(g2o, "MAX_VERTICES", 3)
+    monkeypatch.setattr(g2o, "MAX_EDGES", 1)
+    with pytest.raises(G2OFormatError, match="line 5: more than the limit of 1 edges"):
+        read_g2o(_write(tmp_path, [V0, V1, V2, E01, E12]))
+
+
+def test_binary_and_missing_files_are_input_errors(tmp_path):
+    (tmp_path / "blob.g2o").write_bytes(bytes(range(256)))
+    with pytest.raises(InputError, match=r"pose graph .*blob\.g2o: a binary file"):
+        read_g2o(tmp_path / "blob.g2o")
+    with pytest.raises(InputError, match="no such file"):
+        read_g2o(tmp_path / "missing.g2o")
+    assert issubclass(G2OFormatError, InputError)
 
 
 def test_duplicate_edge_names_both_lines(tmp_path):

@@ -9,8 +9,9 @@ MSE(surface Cp) + MSE(volume) + MSE(Cd) + MSE(cumulative profile) + 0.1 (C_pred(
 from __future__ import annotations
 
 import math
+import pickle
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from sklearn.metrics import r2_score
 from torch import nn
 
 from tasks.core.device import single_torch_thread
+from tasks.core.inputs import InputError, check_readable
 from tasks.core.seeding import derive_seed
 
 from . import mpl
@@ -32,6 +34,10 @@ KINDS = ("unidrag", "unidrag_no_mpl", "unidrag_no_ger", "transolver", "pointnet"
 PCGRAD_SCOPES = ("trunk", "last_block")
 CONSISTENCY_WEIGHT = 0.1
 BALANCE_WEIGHT = 0.01
+SAVED_KEYS = ("config", "state", "standardizer", "history")  # what TrainedSurrogate.save writes
+# a saved config's sizes, refused above these before the model is built or points are drawn
+SAVED_SIZE_LIMITS = {"d": 4096, "blocks": 64, "heads": 256, "slices": 4096, "experts": 256, "top_k": 256,
+                     "profile_bins": 4096, "surface_points": 1_000_000, "volume_points": 1_000_000}
 
 
 @dataclass(frozen=True)
@@ -110,12 +116,33 @@ class TrainedSurrogate:
 
     @classmethod
     def load(cls, path: Path) -> TrainedSurrogate:
-        """The saved surrogate on the CPU, in eval mode."""
-        saved = torch.load(Path(path), map_location="cpu", weights_only=True)
-        config = TrainConfig(**saved["config"])
-        model = build_model(config)
-        model.load_state_dict(saved["state"])
-        return cls(config, model.eval(), Standardizer.from_dict(saved["standardizer"]), saved["history"])
+        """The saved surrogate on the CPU, in eval mode. InputError, naming the file, when it is not
+        one: not a torch file, another kind of model, sizes above SAVED_SIZE_LIMITS (refused before
+        the model is built) or weights that do not match the config."""
+        path = check_readable(path, "surrogate model")
+        try:
+            saved = torch.load(path, map_location="cpu", weights_only=True)
+        except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, KeyError, IndexError, TypeError):
+            raise InputError(f"surrogate model {path}: not a file written by torch.save (expected a UniDrag "
+                             "surrogate that `papers run unidrag` trains)") from None
+        if not (isinstance(saved, dict) and all(isinstance(saved.get(key), dict) for key in SAVED_KEYS)
+                and set(saved["config"]) <= {f.name for f in fields(TrainConfig)}):
+            keys = ", ".join(map(str, saved)) if isinstance(saved, dict) else type(saved).__name__
+            raise InputError(f"surrogate model {path}: a torch file of another kind (holds {keys[:120]}), expected "
+                             "a UniDrag surrogate that `papers run unidrag` trains")
+        for key, limit in SAVED_SIZE_LIMITS.items():
+            value = saved["config"].get(key)
+            if isinstance(value, int) and value > limit:
+                raise InputError(f"surrogate model {path}: config {key} = {value:,} is over the limit of {limit:,}")
+        try:
+            config = TrainConfig(**saved["config"])
+            model = build_model(config)
+            model.load_state_dict(saved["state"])
+            standardizer = Standardizer.from_dict(saved["standardizer"])
+        except (TypeError, ValueError, RuntimeError, KeyError, AttributeError) as error:
+            detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
+            raise InputError(f"surrogate model {path}: does not match this code's surrogate ({detail})") from None
+        return cls(config, model.eval(), standardizer, saved["history"])
 
 
 # ---------------------------------------------------------------- inputs
