@@ -29,7 +29,7 @@ run: install
 test: install
 	@started=0; \
 	if ! $(BIN)/papers server status >/dev/null 2>&1; then $(BIN)/papers server start && started=1; fi; \
-	$(BIN)/python -m pytest -q -m "not slow" --timeout 900; rc=$$?; \
+	$(BIN)/python -m pytest -q -m "not slow" --timeout 900 --durations=30; rc=$$?; \
 	if [ $$started = 1 ]; then $(BIN)/papers server stop; fi; \
 	exit $$rc
 

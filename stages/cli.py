@@ -1,23 +1,34 @@
 """`papers`: list, run, report and browse the paper pipelines; manage the local Prefect server."""
 from __future__ import annotations
 
+import http.client
+import importlib
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 import uuid
+from functools import cached_property
 from pathlib import Path
+from typing import NoReturn
 
+import psutil
 import typer
-from typer._click.exceptions import UsageError  # typer vendors its own click: plain click's classes never match
+import typer.main
+from typer import _click  # typer vendors its own click: plain click's classes never match
+from typer._click.exceptions import UsageError
+from typer.core import TyperCommand, TyperGroup
 from rich.markup import escape
 from rich.table import Table
 
 from tasks.core.claims import claims_rows, read_claims, status_word
 from tasks.core.inputs import InputError
 from tasks.core.io import repo_root
-from tasks.core.params import PROFILES
+from tasks.core.profiles import PROFILES
 
 from tasks.core.console import console as make_console
 from .environment import MLFLOW_UI_PORT, configure
@@ -37,20 +48,59 @@ ROOT = _root()
 configure(ROOT)
 
 from . import server  # noqa: E402  (reads the environment configure() set)
-from flows.mip_early_stop.cli import app as mip_app  # noqa: E402
-from flows.neural_qaoa2.cli import app as qaoa2_app  # noqa: E402
-from flows.se3_sync.cli import app as se3_sync_app  # noqa: E402
-from flows.unidrag.cli import app as cfd_app  # noqa: E402
-from flows.unidrag.cli import unidrag_app  # noqa: E402
 
-app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
+# Each paper's commands live in flows/<paper>/cli.py and need torch, mlflow or SCIP to run. `papers`
+# lists them from here (name, the module's typer app, its summary: a test keeps it equal to the app's
+# help) and imports a module only when its commands run, so `papers --help`, `papers list` and
+# `papers report` start in a fraction of a second (benchmarks/cli_startup.py).
+PAPER_APPS = (
+    ("se3-sync", "flows.se3_sync.cli:app", "SE(3) synchronization on your own pose graphs."),
+    ("mip", "flows.mip_early_stop.cli:app", "Early stopping of SCIP with a conformally calibrated gap predictor."),
+    ("qaoa2", "flows.neural_qaoa2.cli:app", "Divide-and-conquer QAOA on your own graphs."),
+    ("cfd", "flows.unidrag.cli:app", "Lattice-Boltzmann solver validation cases."),
+    ("unidrag", "flows.unidrag.cli:unidrag_app", "Drag of your own vehicle mesh with the trained UniDrag surrogate: "
+                                                 "predict it, or minimise it by a small FFD deformation (optionally "
+                                                 "verified by the LBM)."),
+)
+
+
+class PaperApp(TyperCommand):
+    """A paper's sub-app as `papers --help` lists it; `Papers` runs the real one (`group`) in its place."""
+
+    def __init__(self, name: str, source: str, summary: str):
+        super().__init__(name=name, help=summary)
+        self.source = source  # "module:attribute" of its typer.Typer
+
+    @cached_property
+    def group(self) -> _click.Command:
+        """The sub-app built as `app.add_typer(sub_app, name=...)` builds it (with the root's markup mode)."""
+        module, attribute = self.source.split(":")
+        mounted = typer.Typer(rich_markup_mode=app.rich_markup_mode, pretty_exceptions_short=app.pretty_exceptions_short)
+        mounted.add_typer(getattr(importlib.import_module(module), attribute), name=self.name)
+        return typer.main.get_group(mounted).commands[self.name]
+
+    @property
+    def commands(self) -> dict[str, _click.Command]:
+        """Its commands, as a walk of the command tree reads a group's (imports the module)."""
+        return self.group.commands
+
+
+class Papers(TyperGroup):
+    """The root group: its own commands and `server`, then the paper sub-apps of PAPER_APPS."""
+
+    def __init__(self, **attrs):
+        super().__init__(**attrs)
+        for name, source, summary in PAPER_APPS:
+            self.add_command(PaperApp(name, source, summary))
+
+    def resolve_command(self, ctx: _click.Context, args: list[str]):
+        name, command, rest = super().resolve_command(ctx, args)
+        return name, command.group if isinstance(command, PaperApp) else command, rest
+
+
+app = typer.Typer(cls=Papers, help=__doc__, no_args_is_help=True, add_completion=False)
 server_app = typer.Typer(help="The local Prefect server (state under .prefect/).", no_args_is_help=True)
 app.add_typer(server_app, name="server")
-app.add_typer(se3_sync_app, name="se3-sync")
-app.add_typer(mip_app, name="mip")
-app.add_typer(qaoa2_app, name="qaoa2")
-app.add_typer(cfd_app, name="cfd")
-app.add_typer(unidrag_app, name="unidrag")
 console = make_console()
 err_console = make_console(stderr=True)
 
@@ -104,13 +154,21 @@ def list_papers() -> None:
     console.print(table)
 
 
-def set_profile(profile: str) -> None:
-    """Write the global profile into params.yaml, as `dvc exp run -S profile=...` would."""
-    if profile not in PROFILES:
-        raise typer.BadParameter(f"must be one of {PROFILES}, got {profile!r}", param_hint="--profile")
-    path = ROOT / "params.yaml"
-    text = path.read_text()
-    path.write_text(re.sub(r"(?m)^profile:.*$", f"profile: {profile}", text))
+def committed_profile() -> str | None:
+    """The profile params.yaml holds: the one `papers run` reproduces in the checkout itself."""
+    import yaml
+
+    return (yaml.safe_load((ROOT / "params.yaml").read_text()) or {}).get("profile")
+
+
+def without_sigint(command: list[str], env: dict) -> int:
+    """Run `command` in the checkout and return its status. Ctrl-C reaches the whole process group: the stage
+    ends itself (FAILED runs, no lock); this process waits for DVC to finish saying so, as DVC waits for the stage."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return subprocess.run(command, cwd=ROOT, env=env).returncode
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @app.command()
@@ -119,24 +177,31 @@ def run(
     profile: str = typer.Option(None, help=f"One of {', '.join(PROFILES)}; default: the one in params.yaml."),
     force: bool = typer.Option(False, help="Rerun stages even when DVC finds them up to date."),
 ) -> None:
-    """Reproduce a paper's pipeline (or all and the claims report) with `dvc repro`."""
+    """Reproduce a paper's pipeline (or all and the claims report) with `dvc repro`. At another profile than
+    params.yaml's, it runs as a DVC experiment in a temporary copy: the checkout stays as it is."""
     if paper != "all" and paper not in papers(ROOT):
         raise typer.BadParameter(f"unknown paper {paper!r} (papers: {', '.join(papers(ROOT))})", param_hint="PAPER")
-    if profile:
-        set_profile(profile)
+    if profile is not None and profile not in PROFILES:
+        raise typer.BadParameter(f"must be one of {PROFILES}, got {profile!r}", param_hint="--profile")
     server.start()
     target = [] if paper == "all" else [str(Path("stages") / paper / "dvc.yaml")]
     env = {**os.environ, "PAPERS_INVOCATION": os.environ.get("PAPERS_INVOCATION") or uuid.uuid4().hex}
-    # Ctrl-C reaches the whole process group: the stage ends itself (FAILED runs, no lock); this
-    # process waits for DVC to finish saying so, as DVC waits for the stage.
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        done = subprocess.run([sys.executable, "-m", "dvc", "repro", *(["--force"] if force else []), *target], cwd=ROOT, env=env)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if done.returncode != 0:
-        raise typer.Exit(done.returncode)
-    report()
+    if profile is None or profile == committed_profile():
+        code = without_sigint([sys.executable, "-m", "dvc", "repro", *(["--force"] if force else []), *target], env)
+        if code != 0:
+            raise typer.Exit(code)
+        report()
+        return
+    from .experiment import experiment_claims, experiment_command, experiment_name
+
+    name = experiment_name(paper, profile)
+    code = without_sigint(experiment_command(profile, target, name, force), env)
+    if code != 0:
+        raise typer.Exit(code)
+    console.print(claims_table(experiment_claims(ROOT, name, profile), f"claims of experiment {name} (profile {profile})"))
+    console.print(f"The checkout is unchanged: `dvc exp show` lists the experiment, `dvc exp apply {name}` brings its "
+                  "results into the workspace.")
+    urls()
 
 
 @app.command()
@@ -151,28 +216,106 @@ def report() -> None:
     urls()
 
 
+MLFLOW_UI_URL = f"http://127.0.0.1:{MLFLOW_UI_PORT}"
+UI_START_TIMEOUT_S = 120  # the first start on a new store migrates it: 45 s seen on a busy 2-core machine
+# Browsing needs MLflow's web server alone. Without this `mlflow ui` (3.17) also starts its job runner
+# and huey consumers (GenAI jobs this project never submits): 10 processes and 2.4 GB instead of 2 and 0.5 GB.
+UI_ENVIRONMENT = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+UI_LOG_LINES = 20  # of the log shown when the UI does not start
+
+
 def urls() -> None:
-    console.print(f"Prefect UI: {server.ui_url()}   MLflow UI: http://127.0.0.1:{MLFLOW_UI_PORT} (`papers ui`)")
+    console.print(f"Prefect UI: {server.ui_url()}   MLflow UI: {MLFLOW_UI_URL} (`papers ui`)")
+
+
+def fail(message: str, details: str = "") -> NoReturn:
+    """One error line (and what explains it, e.g. the end of a log), then exit 1."""
+    err_console.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+    if details:
+        err_console.print(escape(details), soft_wrap=True, highlight=False)
+    raise typer.Exit(1)
+
+
+def mlflow_ui_state() -> str:
+    """What listens on 127.0.0.1:MLFLOW_UI_PORT: 'free' (nothing), 'mlflow' (a server whose /version is
+    a version number, as MLflow's is) or 'other'."""
+    try:
+        with socket.create_connection(("127.0.0.1", MLFLOW_UI_PORT), timeout=2):
+            pass
+    except OSError:
+        return "free"
+    try:
+        with urllib.request.urlopen(f"{MLFLOW_UI_URL}/version", timeout=5) as response:
+            version = response.read(100).decode(errors="replace").strip()
+    except (OSError, http.client.HTTPException):  # an error status, a silent or a non-HTTP service
+        return "other"
+    return "mlflow" if re.fullmatch(r"\d+\.\d+\S*", version) else "other"
+
+
+def listens_on_ui_port(process: psutil.Process) -> bool:
+    """Whether the process or a child of it (uvicorn) is the one listening on 127.0.0.1:MLFLOW_UI_PORT."""
+    try:
+        return any(c.status == psutil.CONN_LISTEN and c.laddr.port == MLFLOW_UI_PORT
+                   for p in (process, *process.children(recursive=True)) for c in p.net_connections("inet"))
+    except psutil.Error:
+        return False
+
+
+def start_detached(command: list[str], env: dict[str, str], log: Path) -> int | None:
+    """Start the MLflow UI in its own session, logging to `log`; its pid once it answers, or None when
+    another `papers ui` started first (this one then exits on "address in use"). Exit 1 with the end
+    of its log when it dies or stays silent for UI_START_TIMEOUT_S."""
+    log.parent.mkdir(exist_ok=True)
+    offset = log.stat().st_size if log.exists() else 0
+    with open(log, "a") as handle:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, stdout=handle,
+                                   stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + UI_START_TIMEOUT_S
+    while process.poll() is None and time.monotonic() < deadline:
+        if listens_on_ui_port(psutil.Process(process.pid)) and mlflow_ui_state() == "mlflow":
+            return process.pid
+        time.sleep(0.5)
+    with open(log, errors="replace") as handle:
+        handle.seek(offset)
+        said = "\n".join(handle.read().splitlines()[-UI_LOG_LINES:])
+    where = f"the end of its log ({log.relative_to(ROOT)})"
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        fail(f"the MLflow UI did not answer at {MLFLOW_UI_URL} within {UI_START_TIMEOUT_S} s and was stopped; {where}:",
+             said)
+    if mlflow_ui_state() == "mlflow":
+        return None
+    fail(f"the MLflow UI exited (code {process.returncode}) before answering at {MLFLOW_UI_URL}; {where}:", said)
 
 
 @app.command()
 def ui(detach: bool = typer.Option(False, help="Leave the MLflow UI running in the background.")) -> None:
     """Serve the MLflow UI and the Prefect UI on 127.0.0.1 and print their URLs."""
+    state = mlflow_ui_state()
+    if state == "other":
+        fail(f"port {MLFLOW_UI_PORT} of 127.0.0.1 is taken by something that is not MLflow; stop it, or choose "
+             f"another port with PAPERS_MLFLOW_PORT")
+    server.start()
+    if state == "mlflow":
+        urls()
+        console.print(f"MLflow UI already running at {MLFLOW_UI_URL}")
+        return
     from tasks.core.tracking import tracking_uri
 
-    server.start()
     command = [str(Path(sys.executable).with_name("mlflow")), "ui", "--backend-store-uri", tracking_uri(ROOT),
                "--host", "127.0.0.1", "--port", str(MLFLOW_UI_PORT), "--workers", "1"]
+    env = {**UI_ENVIRONMENT, **os.environ}  # a value already in the environment wins
     if detach:
         log = ROOT / "mlflow" / "ui.log"
-        log.parent.mkdir(exist_ok=True)
-        with open(log, "a") as handle:
-            mlflow_ui = subprocess.Popen(command, cwd=ROOT, start_new_session=True, stdout=handle, stderr=subprocess.STDOUT)
+        pid = start_detached(command, env, log)
         urls()
-        console.print(f"MLflow UI running in the background (pid {mlflow_ui.pid}, log {log.relative_to(ROOT)}); "
-                      f"stop it with `kill {mlflow_ui.pid}`")
+        if pid is None:
+            console.print(f"MLflow UI already running at {MLFLOW_UI_URL}")
+            return
+        console.print(f"MLflow UI running in the background (pid {pid}, log {log.relative_to(ROOT)}); "
+                      f"stop it with `kill {pid}`")
         return
-    mlflow_ui = subprocess.Popen(command, cwd=ROOT)
+    mlflow_ui = subprocess.Popen(command, cwd=ROOT, env=env)
     urls()
     console.print("Ctrl-C stops the MLflow UI (the Prefect server keeps running: `papers server stop`).")
     try:
@@ -189,6 +332,9 @@ def deploy(paper: str = typer.Argument("se3_sync")) -> None:
     subprocess.run([prefect, "work-pool", "create", "papers-process", "--type", "process", "--overwrite"],
                    cwd=ROOT, check=True, capture_output=True)
     done = subprocess.run([prefect, "--no-prompt", "deploy", "--name", f"{paper}-pipeline"], cwd=ROOT)
+    if done.returncode == 0:  # prefect's own hints assume a shell with its API URL; these work from the checkout
+        console.print(f"From this checkout, in any shell: `{prefect} worker start --pool papers-process` runs scheduled "
+                      f"runs; `{prefect} deployment run reproduce-paper/{paper}-pipeline` starts one now.")
     raise typer.Exit(done.returncode)
 
 

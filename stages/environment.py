@@ -22,11 +22,21 @@ _OFFLINE = {  # no internet here: telemetry and update checks off everywhere
 }
 
 
+def home_repository(root: Path) -> Path:
+    """The user's checkout: `root` itself, or the one whose `.dvc/tmp/exps/` holds it (a `dvc exp run
+    --temp` copy, which must track to the checkout's MLflow store and Prefect server, not to its own)."""
+    parts = root.resolve().parts
+    for i in range(len(parts) - 2):
+        if parts[i:i + 3] == (".dvc", "tmp", "exps"):
+            return Path(*parts[:i])
+    return root.resolve()
+
+
 def configure(root: Path) -> None:
     """Point Prefect at the project's one local server, with its state under .prefect/."""
     for key, value in _OFFLINE.items():
         os.environ.setdefault(key, value)
-    os.environ.setdefault("PREFECT_HOME", str((root / ".prefect").resolve()))
+    os.environ.setdefault("PREFECT_HOME", str(home_repository(root) / ".prefect"))
     os.environ.setdefault("PREFECT_API_URL", f"http://127.0.0.1:{PREFECT_PORT}/api")
     os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
     os.environ.setdefault("PREFECT_SERVER_API_PORT", str(PREFECT_PORT))

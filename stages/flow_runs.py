@@ -31,21 +31,33 @@ def _owner_gone(tags: list[str]) -> bool:
     return bool(pids) and not any(psutil.pid_exists(pid) for pid in pids)
 
 
-def crash_open_runs(reason: str, owner: str | None = None) -> int:
+def client_for(api_url: str | None = None):
+    """A Prefect client of the server at api_url (default: PREFECT_API_URL), named explicitly: Prefect's own
+    default, in a process that loaded its settings before the project configured them, is a temporary server."""
+    from prefect.client.orchestration import SyncPrefectClient
+
+    return SyncPrefectClient(api_url or os.environ["PREFECT_API_URL"])
+
+
+def open_runs(client, tags: list[str], states=None) -> list:
+    """Flow runs carrying every tag of `tags`, in one of `states` (StateType values; None: any state)."""
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType, FlowRunFilterTags
+
+    state = FlowRunFilterState(type=FlowRunFilterStateType(any_=list(states))) if states else None
+    return client.read_flow_runs(flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=tags), state=state))
+
+
+def crash_open_runs(reason: str, owner: str | None = None, api_url: str | None = None) -> int:
     """Set Running/Pending stage flow runs to Crashed: those of `owner` (a pid tag), else those whose
     process on this host is gone. Returns how many; gives up quietly after CALL_TIMEOUT_S."""
     crashed = []
 
     def call() -> None:
-        from prefect.client.orchestration import get_client
-        from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType, FlowRunFilterTags
         from prefect.client.schemas.objects import StateType
         from prefect.states import Crashed
 
-        open_states = FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.RUNNING, StateType.PENDING]))
-        wanted = FlowRunFilterTags(all_=[STAGE_TAG, owner] if owner else [STAGE_TAG])
-        with get_client(sync_client=True) as client:
-            for run in client.read_flow_runs(flow_run_filter=FlowRunFilter(tags=wanted, state=open_states)):
+        with client_for(api_url) as client:
+            for run in open_runs(client, [STAGE_TAG, owner] if owner else [STAGE_TAG], (StateType.RUNNING, StateType.PENDING)):
                 if owner or _owner_gone(run.tags):
                     client.set_flow_run_state(run.id, Crashed(message=reason), force=True)
                     crashed.append(run.id)

@@ -3,7 +3,8 @@
 `python -m stages <paper> <stage>` is the command of every stage in dvc.yaml. The order of
 work matters: the run is opened first so that a failure of any kind (bad params included) is
 recorded as FAILED, and outputs are written to temporary twins and moved into place only on
-success, so DVC never takes a half-written file for a result.
+success, so DVC never takes a half-written file for a result. A claims.json among them is
+stamped with its MLflow run's id and the work tree's dirty flag before it moves into place.
 """
 from __future__ import annotations
 
@@ -19,12 +20,13 @@ from pathlib import Path
 import psutil
 
 from tasks.core.device import resolve_device
-from tasks.core.io import atomic_outputs, path_md5
+from tasks.core.io import atomic_outputs, path_md5, write_json
 from tasks.core.params import ParamsError, active_profile, load_paper_params, read_yaml
 from tasks.core.provenance import git_commit, git_dirty
 from tasks.core.stage import StageContext
 
 from . import server
+from .environment import home_repository
 from .flow_runs import stage_tags
 from .guard import StageGuard
 from .spec import StageSpec, paper_pipeline, stage_spec
@@ -63,6 +65,18 @@ def combined_hash(hashes: dict[str, str]) -> str:
     return hashlib.md5(json.dumps(hashes, sort_keys=True).encode()).hexdigest()
 
 
+def data_deps(spec: StageSpec, hashes: dict[str, str]) -> dict[str, str]:
+    """The deps that are data (under data/, as opposed to code), with their md5: the run's input datasets."""
+    return {dep: hashes[dep] for dep in spec.deps if dep.startswith("data/") and dep in hashes}
+
+
+def stamp_claims(path: Path, run_id: str, dirty: bool) -> None:
+    """Name the MLflow run and the work tree's dirty flag in a staged claims.json, after its commit."""
+    document = json.loads(path.read_text())
+    head = {key: value for key, value in document.items() if key not in ("claims", "git_dirty", "mlflow_run_id")}
+    write_json(path, {**head, "git_dirty": dirty, "mlflow_run_id": run_id, "claims": document.get("claims", [])})
+
+
 def remove_stale_staging(targets: list[Path]) -> None:
     """Delete the temporary twins a killed run of this stage left beside its outputs (DVC's lock
     on the repository means no live run of the same stage can own them)."""
@@ -80,7 +94,9 @@ def run_stage(root: Path, paper: str, stage: str) -> int:
     """Exit status: 0 done, 2 invalid params, 1 any other failure (run marked FAILED); 130/143 on
     SIGINT/SIGTERM and 1 on a lost Prefect server, both through the StageGuard."""
     spec = stage_spec(root, paper, stage)
-    tracker = Tracker(root)  # MLflow starts up in its own process while this one works
+    # MLflow starts up in its own process while this one works; under `dvc exp run --temp` it tracks to the
+    # checkout's store, not to the temporary copy's.
+    tracker = Tracker(home_repository(root))
     label = f"{paper}-{stage}"
 
     def close_failed(reason: str) -> None:
@@ -93,12 +109,13 @@ def run_stage(root: Path, paper: str, stage: str) -> int:
 def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard) -> int:
     paper, stage = spec.paper, spec.stage
     profile = str(read_yaml(root / "params.yaml").get("profile"))
-    commit = git_commit(root)
+    commit, dirty = git_commit(root), git_dirty(root)
     hashes = input_hashes(root, spec)
     tags = {"paper": paper, "stage": stage, "profile": profile, "git_commit": commit,
-            "git_dirty": str(git_dirty(root)).lower(), "device": "unresolved"}
+            "git_dirty": str(dirty).lower(), "device": "unresolved"}
     tags.update({f"dvc.dep.{name}"[:250]: value for name, value in hashes.items()})
     tracker.open(paper, invocation_id(), combined_hash(hashes), tags)
+    tracker.inputs(data_deps(spec, hashes))
     status, error = 0, None
     try:
         active_profile(root)
@@ -119,11 +136,15 @@ def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard)
 
             with prefect_tags(*stage_tags()):  # lets an interrupted stage's flow runs be found and closed
                 report = flows.STAGES[stage](params, context)
-        guard.unwatch()
+            guard.unwatch()
+            for out in spec.outs:  # the only wait on the companion before close: for the run's id
+                if Path(out).name == "claims.json":
+                    stamp_claims(staged[root / out], tracker.run_id(timeout=CLOSE_TIMEOUT_S), dirty)
         tracker.metrics(report.metrics)
         for name, values in report.curves.items():
             tracker.curve(name, values)
         tracker.tags(report.tags)
+        tracker.outputs({out: root / out for out in spec.outs})
         tracker.artifacts(targets, folder="outputs")
         for name, relative in report.models.items():
             tracker.register(name, root / relative, report.metrics)

@@ -5,6 +5,10 @@ the whole orchestration budget of a stage. The stage process therefore starts th
 first and streams its tracking calls to it (one JSON line each, in order), so MLflow starts up
 on the other core while the stage imports its own libraries and runs its flow. The companion
 also guards the run: if the stage process dies without closing it, the run is marked FAILED.
+
+The companion answers on its stdout with one JSON line `{"run_id", "parent_id"}` right after it
+opened the run (the stage reads it only when it needs the id, e.g. to write it into claims.json)
+and one more when it closed the run.
 """
 from __future__ import annotations
 
@@ -16,16 +20,37 @@ import sys
 import threading
 from pathlib import Path
 
-from tasks.core.io import jsonable
+from tasks.core.io import jsonable, path_md5
 
 
 class Tracker:
-    """The stage side: fire-and-forget calls, and `close` that waits for the companion's verdict."""
+    """The stage side: fire-and-forget calls, `run_id` that waits for the opened run's id, and
+    `close` that waits for the companion's verdict."""
 
     def __init__(self, root: Path):
         self.process = subprocess.Popen([sys.executable, "-m", "stages.tracker", str(root)], cwd=root,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
         self._lock = threading.Lock()  # the stage's guard may close the run from another thread
+        self._answers: list[dict] = []  # the companion's answers: on open, then on close
+        self._answered = threading.Condition()
+        self._ended = False  # the companion's stdout reached its end
+        threading.Thread(target=self._read_answers, name="tracker-answers", daemon=True).start()
+
+    def _read_answers(self) -> None:
+        for line in self.process.stdout:
+            if line.startswith("{"):  # anything else on stdout is a library's chatter, not an answer
+                with self._answered:
+                    self._answers.append(json.loads(line))
+                    self._answered.notify_all()
+        with self._answered:
+            self._ended = True
+            self._answered.notify_all()
+
+    def _answer(self, count: int, timeout: float | None) -> dict | None:
+        """The companion's `count`-th answer, None if it ended without giving it (or took longer than `timeout`)."""
+        with self._answered:
+            self._answered.wait_for(lambda: len(self._answers) >= count or self._ended, timeout)
+            return self._answers[count - 1] if len(self._answers) >= count else None
 
     def _send(self, op: str, **fields) -> None:
         line = json.dumps({"op": op, **fields}, default=jsonable) + "\n"
@@ -38,6 +63,23 @@ class Tracker:
 
     def open(self, paper: str, invocation: str, inputs_hash: str, tags: dict[str, str]) -> None:
         self._send("open", paper=paper, invocation=invocation, inputs_hash=inputs_hash, tags=tags)
+
+    def run_id(self, timeout: float | None = None) -> str:
+        """The id of the run `open` opened or reused; blocks until the companion has opened it."""
+        answer = self._answer(1, timeout)
+        if answer is None:
+            raise RuntimeError("MLflow tracking did not open the run " + (
+                "(it ended; see the messages above)" if self._ended else f"within {timeout:g} s"))
+        return answer["run_id"]
+
+    def inputs(self, datasets: dict[str, str]) -> None:
+        """The stage's data deps, {path: md5 as dvc.lock records it}, as the run's input datasets."""
+        self._send("inputs", datasets=datasets)
+
+    def outputs(self, paths: dict[str, Path]) -> None:
+        """The stage's written outputs, {path as dvc.yaml names it: where it lies}: the companion hashes
+        them into the run's output datasets and reads a claims.json among them into the run's description."""
+        self._send("outputs", paths={name: str(path) for name, path in paths.items()})
 
     def params(self, params: dict) -> None:
         self._send("params", params=params)
@@ -73,7 +115,32 @@ class Tracker:
             raise RuntimeError(f"MLflow tracking did not close the run within {timeout:g} s") from None
         if self.process.returncode != 0:
             raise RuntimeError(f"MLflow tracking failed (exit {self.process.returncode}); see the messages above")
-        return json.loads(self.process.stdout.read())
+        answer = self._answer(2, ANSWER_AFTER_EXIT_S)
+        if answer is None:
+            raise RuntimeError("MLflow tracking ended without reporting the closed run")
+        return answer
+
+
+ANSWER_AFTER_EXIT_S = 10.0  # the companion has exited: its last line is at most a pipe read away
+
+
+def stage_order(root: Path, paper: str) -> list[str]:
+    """The paper's stages in dvc.yaml order (none for a paper without a dvc.yaml, as in tests)."""
+    from .spec import paper_stages
+
+    try:
+        return [spec.stage for spec in paper_stages(root, paper)]
+    except KeyError:
+        return []
+
+
+def answer(run_id: str, parent: str) -> None:
+    """One answer line to the stage; a stage that is gone (killed before it read it) costs nothing:
+    the companion still closes its run."""
+    try:
+        print(json.dumps({"run_id": run_id, "parent_id": parent}), flush=True)
+    except BrokenPipeError:  # what is left in the buffer goes nowhere, so the flush at exit cannot raise either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def serve(root: Path) -> int:
@@ -85,17 +152,39 @@ def serve(root: Path) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     client = tracking.client_for(root)
-    run_id = parent = started = None
+    experiment = run_id = parent = started = None
+    tags: dict[str, str] = {}
+    claims: dict | None = None  # the claims.json the stage wrote, read for the run's description
+
+    def close(ok: bool, error: str | None) -> None:
+        if error:
+            tracking.set_tags(client, run_id, {"error": error[-5000:]})
+        tracking.set_tags(client, run_id, {tracking.NOTE: tracking.stage_description(tags, "finished" if ok else "FAILED",
+                                                                                     claims, error)})
+        tracking.finish(client, run_id, ok=ok)
+        tracking.mark_parent(client, parent, ok=ok)
+        tracking.describe_pipeline(client, experiment, parent, stage_order(root, tags["paper"]), claims)
+
     for line in sys.stdin:
         request = json.loads(line)
         op = request["op"]
         if op == "open":
+            tags = request["tags"]
             experiment = tracking.experiment_id(client, request["paper"], root)
-            parent = tracking.parent_run(client, experiment, request["invocation"], request["tags"])
-            run_id, started = tracking.stage_run(client, experiment, parent, request["inputs_hash"], request["tags"])
+            parent = tracking.parent_run(client, experiment, request["invocation"], tags)
+            run_id, started = tracking.stage_run(client, experiment, parent, request["inputs_hash"], tags)
+            answer(run_id, parent)
+            tracking.set_tags(client, run_id, {tracking.NOTE: tracking.stage_description(tags, "running")})
+        elif op == "inputs":
+            tracking.log_datasets(client, run_id, request["datasets"], context="input")
+        elif op == "outputs":
+            paths = {name: Path(path) for name, path in request["paths"].items() if Path(path).exists()}
+            tracking.log_datasets(client, run_id, {name: path_md5(path) for name, path in paths.items()}, context="output")
+            claims = next((json.loads(path.read_text()) for path in paths.values() if path.name == "claims.json"), None)
         elif op == "params":
             tracking.log_params(client, run_id, request["params"])
         elif op == "tags":
+            tags = {**tags, **request["tags"]}
             tracking.set_tags(client, run_id, request["tags"])
         elif op == "metrics":
             tracking.log_metrics(client, run_id, request["metrics"], started)
@@ -106,16 +195,11 @@ def serve(root: Path) -> int:
         elif op == "register":
             tracking.register_model(client, run_id, request["name"], Path(request["path"]), request.get("metrics"))
         elif op == "close":
-            if request["error"]:
-                tracking.set_tags(client, run_id, {"error": request["error"][-5000:]})
-            tracking.finish(client, run_id, ok=request["ok"])
-            tracking.mark_parent(client, parent, ok=request["ok"])
-            print(json.dumps({"run_id": run_id, "parent_id": parent}))
+            close(request["ok"], request["error"])
+            answer(run_id, parent)
             return 0
     if run_id is not None:  # the stage process ended without closing its run
-        tracking.set_tags(client, run_id, {"error": "the stage process ended without closing its run"})
-        tracking.finish(client, run_id, ok=False)
-        tracking.mark_parent(client, parent, ok=False)
+        close(False, "the stage process ended without closing its run")
     return 1
 
 

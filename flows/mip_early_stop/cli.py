@@ -5,20 +5,25 @@ the stopper bundle, then the instance as SCIP reads it, in a child process), sol
 processes (tasks/mip/isolated.py: a crash or hang of SCIP is one line, exit 2), and `summarize`
 turns SCIP's own results into the report. A user's mistake raises InputError, which `papers`
 prints as one line with exit 2.
+
+torch (the stopper) and mlflow (a registered model) are imported inside the command, so that
+`papers mip stop --help` starts in a fraction of a second.
 """
 from __future__ import annotations
 
 import json
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_output, check_readable
-from tasks.core.tracking import resolve_model
 from tasks.mip import isolated
-from tasks.mip.stopper import NetworkStopper, signature_mismatch
+
+if TYPE_CHECKING:
+    from tasks.mip.stopper import NetworkStopper
 
 # rich_markup_mode=None: help texts are printed as written ("[--alpha A]" is not rich markup).
 app = typer.Typer(help="Early stopping of SCIP with a conformally calibrated gap predictor.", no_args_is_help=True,
@@ -33,6 +38,8 @@ FINISHED = ("optimal", "gaplimit")  # SCIP reached its own tolerance: a full sol
 def load_stopper(path: Path, reference: str, alpha: float | None) -> NetworkStopper:
     """The stopper bundle at `path`, or InputError naming the file and what was expected."""
     import torch
+
+    from tasks.mip.stopper import NetworkStopper
 
     what = f"--stopper {reference}" + (f" ({path})" if str(path) != reference else "")
     check_readable(path, "--stopper")
@@ -100,6 +107,9 @@ def stop(
     if sol is not None:
         check_output(sol, "--sol")
     path = isolated.check_instance(instance)
+    from tasks.core.tracking import resolve_model  # mlflow and torch: only once the cheap checks passed
+    from tasks.mip.stopper import signature_mismatch
+
     with tempfile.TemporaryDirectory() as folder:
         stopper_path = Path(stopper_ref)
         if stopper_path.suffix == ".pt" or stopper_path.exists():  # a file, not a registry name

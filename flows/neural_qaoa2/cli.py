@@ -2,7 +2,8 @@
 
 Every input is checked before any work: the options, the output folder, the graph (node ids,
 edge count and weights against the limits in tasks/quantum/instances.py), then the networks.
-A bad one is an InputError (one line, exit 2 from `papers`).
+A bad one is an InputError (one line, exit 2 from `papers`). torch (the networks) and the QAOA
+simulation are imported inside the command, so that `papers qaoa2 solve --help` starts at once.
 """
 from __future__ import annotations
 
@@ -15,9 +16,7 @@ import typer
 
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_output
-from tasks.quantum.generator import policy_from_networks
 from tasks.quantum.instances import MAX_NODES, MAX_QUBO_VARIABLES, read_edge_list, read_qubo
-from tasks.quantum.qaoa2 import baseline_policy, qaoa_squared
 from tasks.quantum.qubo import assignment_from_sides, qubo_to_maxcut
 
 app = typer.Typer(help="Divide-and-conquer QAOA on your own graphs.", no_args_is_help=True)
@@ -28,6 +27,8 @@ TRAIN_HINT = "train them with `papers run neural_qaoa2`, or choose another --pol
 
 def neural_policy_for(reference: str, tta_steps: int):
     """Trained networks: a file, or a registered MLflow model NAME, NAME/VERSION or NAME@ALIAS."""
+    from tasks.quantum.generator import policy_from_networks  # imports torch: after the checks of the options
+
     if Path(reference).is_file():
         return policy_from_networks(Path(reference), tta_steps)
     if Path(reference).suffix in (".pt", ".pth"):  # meant as a file: do not look it up in the registry
@@ -73,6 +74,8 @@ def solve(
         check_output(out, "--out")
     Q = read_qubo(graph_file) if qubo else None
     graph = qubo_to_maxcut(Q) if qubo else read_edge_list(graph_file)
+    from tasks.quantum.qaoa2 import baseline_policy, qaoa_squared  # networkx: once the graph is read
+
     chosen = neural_policy_for(networks, tta_steps) if policy == "neural" else baseline_policy(policy)
     result = qaoa_squared(graph, chosen, n_max=n_max, rng=np.random.default_rng(seed))
     summary = {"cut": result.cut, "assignment_file": str(out) if out else None, "time_s": result.time_s,

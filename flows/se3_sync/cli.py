@@ -2,6 +2,7 @@
 
 The method and the output folder are checked before the graph is read, and the graph (format,
 magnitudes, connectivity: tasks/sync/g2o.py) before any solving; a bad input is an InputError.
+The reader and the solvers (scipy) are imported inside the command, so that --help starts at once.
 """
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ import typer
 
 from tasks.core.console import console as make_console
 from tasks.core.inputs import InputError, check_output
-from tasks.sync.g2o import invert_poses, read_g2o, write_g2o
 from tasks.sync.graph import Poses
-from tasks.sync.methods import METHODS
 
 app = typer.Typer(help="SE(3) synchronization on your own pose graphs.", no_args_is_help=True)
 NAMES = {"dqgpm": "dqgpm", "spectral": "dq_spectral", "eig": "eig", "chain": "chain"}
@@ -40,6 +39,9 @@ def solve(
     if method not in NAMES:
         raise InputError(f"--method: must be one of {', '.join(NAMES)}, got {method!r}")
     check_output(out, "--out")
+    from tasks.sync.g2o import invert_poses, read_g2o, write_g2o
+    from tasks.sync.methods import METHODS
+
     loaded = read_g2o(g2o)  # a disconnected graph is refused here, not silently solved
     result = METHODS[NAMES[method]](loaded.graph)
     poses_T = anchor(invert_poses(result.poses), loaded.T)  # our G_i = T_i^{-1} (see tasks/sync/g2o.py)

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 
 @dataclass
@@ -34,6 +33,8 @@ def decided(ok: bool, decide: bool, *values) -> bool | None:
 def median_of(values: Iterable[float]) -> float | None:
     """Median of the values (over seeds, graphs, instances), None when there are none."""
     values = list(values)
+    import numpy as np  # here: `papers report` loads this module and must start without numpy
+
     return float(np.median(values)) if values else None
 
 

@@ -7,11 +7,8 @@ the fix; the checks here are the ones every reader needs.
 """
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
-
-import numpy as np
 
 MAX_INPUT_BYTES = 256 * 2**20  # the largest user file any command reads into memory
 
@@ -20,8 +17,8 @@ class InputError(ValueError):
     """A user's input is unusable; str(error) is the one line to show them."""
 
 
-def read_text(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> str:
-    """The UTF-8 text of a user's file, refusing a missing, unreadable, oversized or binary one."""
+def check_readable(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> Path:
+    """A user's file that exists, is a regular readable file and is not over `max_bytes`."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{what} {path}: no such file")
@@ -30,30 +27,20 @@ def read_text(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> str:
     size = path.stat().st_size
     if size > max_bytes:
         raise InputError(f"{what} {path}: {size:,} bytes is over the limit of {max_bytes:,} bytes")
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"{what} {path}: cannot read it ({error.strerror or error})") from None
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{what} {path}: not readable (permission denied)")
+    return path
+
+
+def read_text(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """The UTF-8 text of a user's file, refusing a missing, unreadable, oversized or binary one."""
+    data = check_readable(path, what, max_bytes).read_bytes()
     if b"\0" in data:
         raise InputError(f"{what} {path}: a binary file, expected text")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(f"{what} {path}: not UTF-8 text (byte {error.start}), expected a text file") from None
-
-
-def check_readable(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> Path:
-    """A user's file that a library will read itself: it exists, is a file, and is not oversized."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{what} {path}: no such file")
-    if not path.is_file():
-        raise InputError(f"{what} {path}: not a regular file")
-    if path.stat().st_size > max_bytes:
-        raise InputError(f"{what} {path}: {path.stat().st_size:,} bytes is over the limit of {max_bytes:,} bytes")
-    if not os.access(path, os.R_OK):
-        raise InputError(f"{what} {path}: not readable (permission denied)")
-    return path
 
 
 def check_output(path: Path, what: str) -> Path:
@@ -74,15 +61,3 @@ def check_count(what: str, value: int, limit: int, unit: str = "") -> int:
     if value > limit:
         raise InputError(f"{what}: {value:,}{unit} is over the limit of {limit:,}{unit}")
     return value
-
-
-def check_finite(what: str, values, max_abs: float = math.inf) -> np.ndarray:
-    """Values as a float array, refusing NaN, infinity and magnitudes above `max_abs`."""
-    array = np.asarray(values, dtype=np.float64)
-    bad = ~np.isfinite(array)
-    if bad.any():
-        raise InputError(f"{what}: non-finite value {array[bad].flat[0]} (at index {int(np.flatnonzero(bad)[0])})")
-    if np.isfinite(max_abs) and array.size and np.abs(array).max() > max_abs:
-        index = int(np.argmax(np.abs(array)))
-        raise InputError(f"{what}: |{array.flat[index]:.6g}| (at index {index}) is over the limit of {max_abs:g}")
-    return array

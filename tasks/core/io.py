@@ -11,8 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-import numpy as np
-
 
 def repo_root(start: Path | None = None) -> Path:
     """The nearest folder at or above `start` (default: cwd) holding `.dvc`."""
@@ -67,6 +65,8 @@ def write_csv(path: Path, rows: list[dict]) -> None:
 
 def jsonable(value):
     """JSON for numpy scalars and arrays and paths (json.dumps(default=jsonable))."""
+    import numpy as np  # here: `papers` commands load this module and must start without numpy
+
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
@@ -87,12 +87,11 @@ def file_md5(path: Path) -> str:
 
 
 def path_md5(path: Path) -> str:
-    """md5 of a file, or of a folder's sorted (relative path, md5) listing (DVC-style '.dir')."""
+    """The md5 DVC records for a path in dvc.lock: a file's md5, or for a folder the md5 of the JSON
+    listing of its files' (md5, relpath) as DVC writes it, plus '.dir'. __pycache__ is left out, as the
+    project's .dvcignore does."""
     if path.is_file():
         return file_md5(path)
-    listing = sorted(
-        (p.relative_to(path).as_posix(), file_md5(p))
-        for p in path.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
-    )
-    return hashlib.md5(json.dumps(listing).encode()).hexdigest() + ".dir"
+    listing = sorted(({"md5": file_md5(p), "relpath": p.relative_to(path).as_posix()} for p in path.rglob("*")
+                      if p.is_file() and "__pycache__" not in p.parts), key=lambda entry: entry["relpath"])
+    return hashlib.md5(json.dumps(listing, sort_keys=True).encode()).hexdigest() + ".dir"

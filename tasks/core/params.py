@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-PROFILES = ("smoke", "default", "full")
+from tasks.core.profiles import PROFILES
 
 Model = TypeVar("Model", bound=BaseModel)
 

@@ -18,9 +18,13 @@ def git_commit(root: Path) -> str:
     return _git(root, "rev-parse", "HEAD") or "unknown"
 
 
+# What DVC itself rewrites during a repro: a run is not "dirty" because an earlier stage of it updated these.
+WRITTEN_BY_DVC = (":(exclude,glob)**/dvc.lock", ":(exclude,glob)**/.gitignore")
+
+
 def git_dirty(root: Path) -> bool:
-    """True when tracked files differ from the commit (untracked files do not count)."""
-    status = _git(root, "status", "--porcelain", "--untracked-files=no")
+    """True when tracked files differ from the commit (untracked files and what DVC writes do not count)."""
+    status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", *WRITTEN_BY_DVC)
     return bool(status)
 
 

@@ -4,16 +4,29 @@ Layout: one experiment per paper; a parent run per pipeline invocation; a child 
 found again by the hash of the stage's inputs so that a rerun on the same inputs reuses its run
 instead of adding a duplicate. Everything goes through MlflowClient with explicit run ids,
 because MLflow's active run is per thread and Prefect tasks run on other threads.
+
+For browsing: experiments are marked model development (MLflow 3 opens an unmarked one in its
+GenAI view), each run carries a description (its `mlflow.note.content`: what ran, on which
+commit, and the claims' verdicts), and a stage's DVC data deps and outputs are its datasets.
 """
 from __future__ import annotations
 
+import json
 import os
+from collections import Counter
 from pathlib import Path
 
-from mlflow.entities import Metric, Param, RunStatus, RunTag
+from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
+from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT, MLFLOW_RUN_NOTE
+
+from tasks.core.claims import claims_rows, status_word
 
 MAX_BATCH = 1000  # MLflow's log_batch limit on metrics per call
+NOTE = MLFLOW_RUN_NOTE  # a run's Description in MLflow's UI (markdown)
+EXPERIMENT_KIND = "mlflow.experimentKind"  # the UI's views: GenAI unless this says model development
+MODEL_DEVELOPMENT = "custom_model_development"
+GUESSED_KINDS = {"", "no_inferred_type", "genai_development_inferred"}  # absent or guessed: ours to set
 
 
 def tracking_uri(root: Path) -> str:
@@ -31,11 +44,15 @@ def client_for(root: Path) -> MlflowClient:
 
 
 def experiment_id(client: MlflowClient, paper: str, root: Path) -> str:
+    """The paper's experiment, created on first use; marked model development either way (a kind a
+    user chose explicitly is left alone)."""
     experiment = client.get_experiment_by_name(paper)
-    if experiment is not None:
-        return experiment.experiment_id
-    artifacts = (root / "mlflow" / "artifacts" / paper).resolve().as_uri()
-    return client.create_experiment(paper, artifact_location=artifacts)
+    if experiment is None:
+        artifacts = (root / "mlflow" / "artifacts" / paper).resolve().as_uri()
+        return client.create_experiment(paper, artifact_location=artifacts, tags={EXPERIMENT_KIND: MODEL_DEVELOPMENT})
+    if experiment.tags.get(EXPERIMENT_KIND, "") in GUESSED_KINDS:
+        client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND, MODEL_DEVELOPMENT)
+    return experiment.experiment_id
 
 
 def _find(client: MlflowClient, experiment: str, **tags: str):
@@ -117,6 +134,71 @@ def log_artifacts(client: MlflowClient, run_id: str, paths: list[Path], folder: 
 
 def set_tags(client: MlflowClient, run_id: str, tags: dict[str, str]) -> None:
     client.log_batch(run_id, tags=[RunTag(k, str(v)) for k, v in tags.items()])
+
+
+def log_datasets(client: MlflowClient, run_id: str, digests: dict[str, str], context: str) -> None:
+    """DVC-tracked paths as the run's datasets: name the path, digest its md5 as dvc.lock records it
+    (at most 36 characters, MLflow's limit: an md5 with '.dir' fits), context 'input' or 'output'.
+    MLflow keeps one dataset per (name, digest) in an experiment, so a stage's output and the next
+    stage's input are the same dataset, and logging it again to a reused run adds nothing."""
+    datasets = [DatasetInput(Dataset(name=path, digest=md5, source_type="dvc", source=json.dumps({"path": path, "md5": md5})),
+                             tags=[InputTag(MLFLOW_DATASET_CONTEXT, context)])
+                for path, md5 in sorted(digests.items())]
+    if datasets:
+        client.log_inputs(run_id, datasets=datasets)
+
+
+def verdict_counts(claims: dict) -> str:
+    """'2 pass, 1 FAIL, 3 undecided' (words with no claim left out) for a claims.json document."""
+    counts = Counter(status_word(c["passed"]) for c in claims["claims"])
+    return ", ".join(f"{counts[word]} {word}" for word in ("pass", "FAIL", "undecided") if counts[word]) or "no claims"
+
+
+def _commit_line(tags: dict[str, str]) -> str:
+    dirty = " with uncommitted changes" if tags.get("git_dirty") == "true" else ""
+    return f"- commit `{tags.get('git_commit', 'unknown')[:12]}`{dirty}"
+
+
+def stage_description(tags: dict[str, str], state: str, claims: dict | None = None, error: str | None = None) -> str:
+    """A stage run's description: what ran (paper, stage, profile, state), on which commit and
+    device, why it failed, and one line per claim of the claims.json it wrote."""
+    lines = [f"**{tags['paper']} · {tags['stage']}** · profile `{tags['profile']}` · {state}", "", _commit_line(tags)]
+    if tags.get("device", "unresolved") != "unresolved":
+        lines.append(f"- device `{tags['device']}`")
+    if error:
+        lines.append(f"- error: {next((line for line in reversed(error.strip().splitlines()) if line.strip()), error)[:500]}")
+    if claims is not None:
+        lines += ["", f"Claims ({verdict_counts(claims)}):", ""]
+        lines += [f"- **{cid}** {status}: ours {ours} vs threshold {threshold} ({statement})"
+                  for _, cid, statement, _, ours, threshold, status in claims_rows(claims)]
+    return "\n".join(lines)
+
+
+def pipeline_description(tags: dict[str, str], stages: list[tuple[str, str]], verdicts: str | None) -> str:
+    """A pipeline run's description: paper, profile, commit, the stages this invocation ran with
+    their states, and the claims' verdict counts once a stage wrote them."""
+    ran = ", ".join(f"{stage} ({state if state == 'FAILED' else state.lower()})" for stage, state in stages) or "none yet"
+    lines = [f"**{tags['paper']} pipeline** · profile `{tags['profile']}`", "", _commit_line(tags), f"- stages run: {ran}"]
+    if verdicts:
+        lines.append(f"- claims: {verdicts}")
+    return "\n".join(lines)
+
+
+def describe_pipeline(client: MlflowClient, experiment: str, parent: str, order: list[str], claims: dict | None = None) -> None:
+    """Rewrite the pipeline run's description from its stage runs (in `order`, dvc.yaml's) and, when
+    the stage that just closed wrote `claims`, their verdict counts (kept as its tag 'claims')."""
+    tags = dict(client.get_run(parent).data.tags)
+    if claims is not None:
+        tags["claims"] = verdict_counts(claims)
+    children = client.search_runs([experiment], f"tags.`mlflow.parentRunId` = '{parent}' and tags.kind = 'stage'",
+                                  max_results=1000)
+    rank = {stage: i for i, stage in enumerate(order)}
+    children.sort(key=lambda run: (rank.get(run.data.tags.get("stage"), len(rank)), run.info.start_time))
+    stages = [(run.data.tags.get("stage", "?"), run.info.status) for run in children]
+    updates = {NOTE: pipeline_description(tags, stages, tags.get("claims"))}
+    if claims is not None:
+        updates["claims"] = tags["claims"]
+    set_tags(client, parent, updates)
 
 
 def finish(client: MlflowClient, run_id: str, ok: bool) -> None:

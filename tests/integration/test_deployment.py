@@ -1,6 +1,7 @@
 """prefect.yaml deploys a paper's pipeline to the local server; a process worker runs it to completion."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -15,8 +16,8 @@ pytestmark = pytest.mark.integration
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 
 
-def run(repo, *command, timeout=600):
-    done = subprocess.run(list(command), cwd=repo, env=stage_env(repo), capture_output=True, text=True, timeout=timeout)
+def run(repo, *command, timeout=600, env=None):
+    done = subprocess.run(list(command), cwd=repo, env=env or stage_env(repo), capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -31,7 +32,10 @@ def test_se3_sync_deployment_runs_on_a_process_worker(repo_copy, prefect_server)
     try:
         started = run(repo_copy, PREFECT, "deployment", "run", "reproduce-paper/se3_sync-pipeline-test")
         flow_run_id = re.search(r"UUID:\s*([0-9a-f-]{36})", started).group(1)
-        run(repo_copy, PREFECT, "worker", "start", "--pool", "papers-test-process", "--run-once", timeout=900)
+        # The worker as a user starts it from a plain shell: the environment's folder is not on PATH.
+        # Nothing of the project's environment: no venv on PATH, no PREFECT_API_URL, no PAPERS_ROOT.
+        plain_shell = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"), "DO_NOT_TRACK": "true"}
+        run(repo_copy, PREFECT, "worker", "start", "--pool", "papers-test-process", "--run-once", timeout=900, env=plain_shell)
         inspected = run(repo_copy, PREFECT, "flow-run", "inspect", flow_run_id)
         assert re.search(r"state_type=StateType\.COMPLETED|'type': 'COMPLETED'|COMPLETED", inspected), inspected
         assert (repo_copy / "data" / "se3_sync" / "claims.json").exists()

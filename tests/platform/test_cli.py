@@ -60,3 +60,48 @@ def test_commands_work_from_outside_the_checkout(tmp_path):
     from tests.cli_table import Row, check_rows
 
     check_rows([Row(("list",), code=0), Row(("report",), code=0)], cwd=tmp_path)
+
+
+HEAVY = ("torch", "mlflow", "pyscipopt", "prefect")
+_IMPORTS_CHILD = r"""
+import json, sys
+sys.argv = ["papers", *sys.argv[1:]]
+from stages.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write(json.dumps(sorted({name.partition(".")[0] for name in sys.modules})))
+"""
+
+
+def test_help_list_and_report_do_not_import_torch_mlflow_scip_or_prefect():
+    """What makes `papers --help` and each paper's `--help` start at once: the paper sub-apps are imported
+    only when they run, and import the heavy libraries inside their commands (timing: benchmarks/cli_startup.py)."""
+    import json
+
+    from tests.conftest import ROOT
+
+    for args in (("--help",), ("mip", "stop", "--help"), ("qaoa2", "solve", "--help"), ("se3-sync", "solve", "--help"),
+                 ("cfd", "cylinder", "--help"), ("unidrag", "optimize", "--help"), ("list",), ("report",)):
+        done = subprocess.run([sys.executable, "-c", _IMPORTS_CHILD, *args], cwd=ROOT, env=stage_env(ROOT),
+                              capture_output=True, text=True, timeout=120)
+        assert "Usage:" in done.stdout or args[0] in ("list", "report"), done.stdout + done.stderr
+        imported = set(json.loads(done.stderr.splitlines()[-1]))
+        assert not imported & set(HEAVY), f"papers {' '.join(args)} imports {sorted(imported & set(HEAVY))}"
+
+
+def test_paper_sub_apps_are_listed_as_their_modules_describe_them():
+    from stages.cli import PAPER_APPS, PaperApp
+
+    for name, source, summary in PAPER_APPS:
+        listed = PaperApp(name, source, summary)
+        assert listed.group.help == summary, f"{name}: PAPER_APPS summary differs from {source}'s help"
+        assert listed.group.name == name and listed.commands
+
+
+def test_cfd_help_names_the_solver_choices():
+    from flows.unidrag import cli
+    from tasks.cfd import lbm
+
+    assert (cli.COLLISION_CHOICES, cli.DTYPE_CHOICES) == (lbm.COLLISIONS, lbm.DTYPES)

@@ -49,3 +49,10 @@ def test_stage_commands_find_this_interpreter_from_a_plain_shell():
     env = use_this_interpreter({"PATH": "/usr/bin:/bin"})
     found = subprocess.run(["sh", "-c", "command -v python"], env=env, capture_output=True, text=True)
     assert Path(found.stdout.strip()).parent == Path(sys.executable).parent
+
+
+def test_an_experiment_copy_tracks_to_its_checkout(tmp_path):
+    from stages.environment import home_repository
+
+    assert home_repository(tmp_path / "repo" / ".dvc" / "tmp" / "exps" / "tmpab12cd34") == (tmp_path / "repo").resolve()
+    assert home_repository(tmp_path / "repo") == (tmp_path / "repo").resolve()

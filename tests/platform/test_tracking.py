@@ -1,5 +1,15 @@
-"""MLflow bookkeeping against a real (throwaway) store: parent/child runs, reuse by input hash."""
+"""MLflow bookkeeping against a real (throwaway) store: parent/child runs, reuse by input hash, and what
+a user browses (experiment kind, run descriptions, DVC inputs as datasets, claims.json naming its run)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
 from tasks.core import tracking
+from tasks.core.claims import claims_rows
+from tests.conftest import dvc, smoke_copy
 
 
 def make_client(tmp_path):
@@ -69,9 +79,95 @@ def test_companion_closes_the_run_and_reports_its_id(tmp_path, monkeypatch):
     tracker.params({"a": {"b": 1}})
     tracker.curve("loss", [2.0, 1.0])
     tracker.curve("sparse", [(1, 5.0), (10, 4.0)])
+    opened = tracker.run_id(timeout=60)
     answer = tracker.close(ok=True)
+    assert opened == answer["run_id"]
     run = client.get_run(answer["run_id"])
     assert run.info.status == "FINISHED" and run.data.params == {"a.b": "1"}
     assert [m.value for m in client.get_metric_history(run.info.run_id, "loss")] == [2.0, 1.0]
     assert [(m.step, m.value) for m in client.get_metric_history(run.info.run_id, "sparse")] == [(1, 5.0), (10, 4.0)]
     assert client.get_run(answer["parent_id"]).info.status == "FINISHED"
+
+
+def test_an_existing_experiment_without_a_kind_is_marked_model_development(tmp_path, monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    (tmp_path / ".dvc").mkdir()
+    client = tracking.client_for(tmp_path)
+    old = client.create_experiment("paper", artifact_location=(tmp_path / "artifacts").as_uri())  # made before the tag
+    assert tracking.experiment_id(client, "paper", tmp_path) == old
+    assert client.get_experiment(old).tags[tracking.EXPERIMENT_KIND] == tracking.MODEL_DEVELOPMENT
+    client.set_experiment_tag(old, tracking.EXPERIMENT_KIND, "genai_development")  # a user's explicit choice stays
+    tracking.experiment_id(client, "paper", tmp_path)
+    assert client.get_experiment(old).tags[tracking.EXPERIMENT_KIND] == "genai_development"
+
+
+# One real smoke pipeline of the cheapest paper, shared by the tests below (CI time).
+
+@pytest.fixture(scope="module")
+def se3_smoke(tmp_path_factory, prefect_server):
+    """(copy, client, runs by stage, pipeline run, dvc.lock stages) after `dvc repro` of se3_sync's smoke pipeline."""
+    from mlflow.tracking import MlflowClient
+
+    copy = smoke_copy(tmp_path_factory.mktemp("tracking") / "repo")
+    dvc(copy, "repro", "stages/se3_sync/dvc.yaml", timeout=900)
+    client = MlflowClient(tracking_uri=f"sqlite:///{copy / 'mlflow' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("se3_sync")
+    runs = [client.get_run(r.info.run_id) for r in client.search_runs([experiment.experiment_id], max_results=100)]
+    stages = {r.data.tags["stage"]: r for r in runs if r.data.tags.get("kind") == "stage"}
+    [pipeline] = [r for r in runs if r.data.tags.get("kind") == "pipeline"]
+    lock = yaml.safe_load((copy / "stages" / "se3_sync" / "dvc.lock").read_text())["stages"]
+    return copy, experiment, stages, pipeline, lock
+
+
+@pytest.mark.integration
+def test_smoke_experiment_is_model_development(se3_smoke):
+    _, experiment, _, _, _ = se3_smoke
+    assert experiment.tags[tracking.EXPERIMENT_KIND] == tracking.MODEL_DEVELOPMENT
+
+
+@pytest.mark.integration
+def test_smoke_runs_describe_what_ran_and_the_claims(se3_smoke):
+    copy, _, stages, pipeline, _ = se3_smoke
+    claims = json.loads((copy / "data" / "se3_sync" / "claims.json").read_text())
+    evaluate = stages["evaluate"].data.tags
+    note = evaluate[tracking.NOTE]
+    assert note.startswith("**se3_sync · evaluate** · profile `smoke` · finished")
+    assert f"commit `{evaluate['git_commit'][:12]}`" in note
+    for _, cid, _, _, ours, threshold, status in claims_rows(claims):
+        assert status == "undecided" and f"- **{cid}** undecided: ours {ours} vs threshold {threshold}" in note
+    assert "Claims" not in stages["generate"].data.tags[tracking.NOTE]
+    described = pipeline.data.tags[tracking.NOTE]
+    assert described.startswith("**se3_sync pipeline** · profile `smoke`")
+    assert "stages run: generate (finished), solve (finished), evaluate (finished)" in described
+    verdicts = f"{len(claims['claims'])} undecided"
+    assert f"claims: {verdicts}" in described and pipeline.data.tags["claims"] == verdicts
+
+
+def _datasets(run, context: str) -> dict[str, str]:
+    return {d.dataset.name: d.dataset.digest for d in run.inputs.dataset_inputs
+            if any(t.key == "mlflow.data.context" and t.value == context for t in d.tags)}
+
+
+@pytest.mark.integration
+def test_smoke_runs_list_their_dvc_data_as_datasets(se3_smoke):
+    _, _, stages, _, lock = se3_smoke
+    for stage, run in stages.items():
+        locked = lock[f"se3_sync-{stage}"]
+        deps = {d["path"]: d["md5"] for d in locked["deps"] if d["path"].startswith("data/")}
+        assert _datasets(run, "input") == deps, stage
+        assert all(run.data.tags[f"dvc.dep.{path}"] == md5 for path, md5 in deps.items())
+        outs = {o["path"]: o["md5"] for o in locked["outs"]}
+        assert _datasets(run, "output") == outs, stage
+    assert _datasets(stages["solve"], "input")["data/se3_sync/instances"].endswith(".dir")
+    source = next(d.dataset for d in stages["evaluate"].inputs.dataset_inputs if d.dataset.name == "data/se3_sync/runs")
+    assert source.source_type == "dvc" and json.loads(source.source) == {"path": "data/se3_sync/runs", "md5": source.digest}
+
+
+@pytest.mark.integration
+def test_smoke_claims_name_their_mlflow_run_and_dirty_flag(se3_smoke):
+    copy, _, stages, _, _ = se3_smoke
+    claims = json.loads((copy / "data" / "se3_sync" / "claims.json").read_text())
+    evaluate = stages["evaluate"]
+    assert claims["mlflow_run_id"] == evaluate.info.run_id
+    assert claims["git_dirty"] is (evaluate.data.tags["git_dirty"] == "true")
+    assert list(claims) == ["paper", "profile", "commit", "git_dirty", "mlflow_run_id", "claims"]
