@@ -14,7 +14,6 @@ from tasks.core.params import load_paper_params
 from tasks.core.stage import StageContext
 from tasks.sync.methods import METHODS
 from tasks.sync.store import load_instance, save_result
-from tasks.sync.timing import time_methods
 
 DATA = Path("data") / "se3_sync"
 
@@ -24,10 +23,9 @@ def solve(params: se3_sync.Params, out: Path) -> None:
     for path, method in product(sorted((root / DATA / "instances").glob("*.npz")), params.methods):
         options = se3_sync._solver_options(method, params.solver)
         save_result(out / f"{method}__{path.stem}.npz", METHODS[method](load_instance(path).graph, **options))
-    timed = [m for m in params.methods if m != "chain"]
-    write_json(out / "timing.json", time_methods(sorted((root / DATA / "timing_instances").glob("*.npz")), timed,
-                                                 {m: se3_sync._solver_options(m, params.solver) for m in timed},
-                                                 params.timing.repeats))
+    variants = se3_sync.timing_variants(params.methods, params.solver, params.timing.eig_matched_tol)
+    write_json(out / "timing.json", se3_sync.time_runs.fn(sorted((root / DATA / "timing_instances").glob("*.npz")),
+                                                          variants, params.timing.repeats))
 
 
 def evaluate(params: se3_sync.Params, out: Path) -> None:

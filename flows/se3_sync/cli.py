@@ -34,22 +34,30 @@ def solve(
     out: Path = typer.Option(..., "--out", help="Where to write the synchronized graph (g2o)."),
     method: str = typer.Option("dqgpm", help="dqgpm, spectral, eig or chain."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
+    tol: float = typer.Option(None, "--tol", help="dqgpm/spectral: per-node stopping tolerance (rotation change, "
+                                                  "translation change / scene scale); default 1e-6."),
 ) -> None:
     """Synchronize the poses of IN.g2o from its relative measurements and write OUT.g2o."""
     if method not in NAMES:
         raise InputError(f"--method: must be one of {', '.join(NAMES)}, got {method!r}")
+    if tol is not None and not 0 < tol < 1:
+        raise InputError(f"--tol: must be in (0, 1), got {tol}")
     check_output(out, "--out")
     from tasks.sync.g2o import invert_poses, read_g2o, write_g2o
     from tasks.sync.methods import METHODS
 
     loaded = read_g2o(g2o)  # a disconnected graph is refused here, not silently solved
-    result = METHODS[NAMES[method]](loaded.graph)
+    options = {"rot_tol": tol, "trans_tol": tol} if tol is not None and NAMES[method] in ("dqgpm", "dq_spectral") else {}
+    result = METHODS[NAMES[method]](loaded.graph, **options)
     poses_T = anchor(invert_poses(result.poses), loaded.T)  # our G_i = T_i^{-1} (see tasks/sync/g2o.py)
     write_g2o(out, loaded.vertex_ids, poses_T, loaded.graph.edges, loaded.graph.Z)
     summary = {"method": NAMES[method], "vertices": loaded.graph.n, "edges": len(loaded.graph.edges),
-               "iterations": result.iterations, "time_s": result.wall_time, "out": str(out)}
+               "iterations": result.iterations, "converged": result.converged, "time_s": result.wall_time,
+               "out": str(out)}
     if as_json:
         print(json.dumps(summary))
     else:
         make_console().print(f"{summary['method']}: {summary['vertices']} poses, {summary['edges']} edges, "
                         f"{summary['iterations']} iterations, {summary['time_s']:.4f} s -> {out}")
+        if not result.converged:
+            make_console().print(f"warning: {result.message}")

@@ -13,7 +13,8 @@ from tasks.sync.store import load_instance, load_result
 
 
 def error_rows(instances: list[Path], runs: Path, methods: list[str]) -> list[dict]:
-    """One row per (instance, method): family, sigma, trial, error summary, iterations, time."""
+    """One row per (instance, method): family, sigma, trial, error summary, iterations, convergence
+    flag (False: the method stopped at its max_iter), time."""
     rows = []
     for path in instances:
         instance = load_instance(path)
@@ -22,7 +23,8 @@ def error_rows(instances: list[Path], runs: Path, methods: list[str]) -> list[di
             rot, trans = pose_errors(result.poses, instance.truth)
             rows.append({"family": instance.meta["family"], "sigma": instance.meta["sigma"],
                          "trial": instance.meta["trial"], "method": method, **summarize(rot, trans),
-                         "iterations": result.iterations, "wall_time": result.wall_time})
+                         "iterations": result.iterations, "converged": result.converged,
+                         "wall_time": result.wall_time})
     return rows
 
 

@@ -25,23 +25,33 @@ class ScanParams(BaseParams):
 
 
 class Timing(BaseParams):
-    """C2 is measured at (n, p, noise); sizes x mean_degree give the time-vs-n curve."""
+    """C2 is measured at (n, p, noise); sizes x mean_degree give the time-vs-n curve on
+    well-connected graphs, chain_sizes the curve on SLAM-like chains (odometry + loop_fraction x n
+    loop closures). EIG is timed at ARPACK's stock tol (0) and at eig_matched_tol."""
 
     n: int = Field(ge=3)
     p: float = Field(gt=0, le=1)
     noise: NonNegative
     sizes: list[Annotated[int, Field(ge=3)]] = Field(min_length=1)
     mean_degree: float = Field(gt=0)
+    chain_sizes: list[Annotated[int, Field(ge=4)]] = Field(default_factory=list)
+    loop_fraction: NonNegative = 0.1
+    eig_matched_tol: float = Field(gt=0, lt=1)
     seeds: int = Field(ge=1)
     repeats: int = Field(ge=1)
 
 
 class Solver(BaseParams):
-    tol: float = Field(gt=0)
+    """Per-node stopping tolerances (rotation: quaternion change; translation: change over the
+    scene scale), see tasks/sync/dq_operator.py; power_tol stops DQGPM's power-method start."""
+
+    rot_tol: float = Field(gt=0)
+    trans_tol: float = Field(gt=0)
     max_iter: int = Field(ge=1)
     power_tol: float = Field(gt=0)
     power_max_iter: int = Field(ge=1)
     shift: float = 0.0
+    engine: Literal["numba", "numpy"] = "numba"
 
 
 class Params(BaseParams):

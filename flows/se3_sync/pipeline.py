@@ -25,7 +25,7 @@ from tasks.sync.store import Instance, load_instance, save_instance, save_result
 from tasks.sync.timing import time_methods
 
 from . import plots
-from .claims import accuracy_claim, efficiency_claim, registration_claim
+from .claims import accuracy_claim, efficiency_claim, not_converged, registration_claim
 from .errors import error_curve, error_rows, wide_curve
 from .params import Params, Solver
 
@@ -39,6 +39,14 @@ DATA = Path("data") / PAPER
 def make_geometric(folder: Path, name: str, n: int, p: float, sigma: float, seed: int, meta: dict) -> str:
     graph, truth = generators.geometric(n, p, sigma, sigma, seed)
     save_instance(folder / f"{name}.npz", Instance(graph, truth, {**meta, "n": n, "p": p, "sigma": sigma}))
+    return name
+
+
+@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+def make_chain(folder: Path, name: str, n: int, loop_fraction: float, sigma: float, seed: int, meta: dict) -> str:
+    graph, truth = generators.slam_chain(n, loop_fraction, sigma, sigma, seed)
+    save_instance(folder / f"{name}.npz", Instance(graph, truth, {**meta, "n": n, "loop_fraction": loop_fraction,
+                                                                   "sigma": sigma}))
     return name
 
 
@@ -83,8 +91,12 @@ def generate(params: Params, context: StageContext) -> StageReport:
     sizes = [(t.n, t.p, "claim")] + [(n, min(1.0, t.mean_degree / (n - 1)), "curve") for n in t.sizes]
     for (n, p, purpose), k in product(sizes, range(t.seeds)):
         seed = derive_seed(params.seed, "timing", n, p, k)
-        meta = {"family": "timing", "purpose": purpose, "seed": seed, "trial": k}
+        meta = {"family": "timing", "graph": "er", "purpose": purpose, "seed": seed, "trial": k}
         futures.append(make_geometric.submit(timing, f"timing_{purpose}_n{n}_t{k}", n, p, t.noise, seed, meta))
+    for n, k in product(t.chain_sizes, range(t.seeds)):
+        seed = derive_seed(params.seed, "timing_chain", n, k)
+        meta = {"family": "timing", "graph": "chain", "purpose": "curve", "seed": seed, "trial": k}
+        futures.append(make_chain.submit(timing, f"timing_chain_n{n}_t{k}", n, t.loop_fraction, t.noise, seed, meta))
     names = [f.result() for f in futures]
     scan_stats = [f.result() for f in scan_futures]
     return StageReport(metrics={
@@ -99,11 +111,24 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 def _solver_options(method: str, solver: Solver) -> dict:
     if method == "dqgpm":
-        return {"tol": solver.tol, "max_iter": solver.max_iter, "power_tol": solver.power_tol,
-                "power_max_iter": solver.power_max_iter, "shift": solver.shift}
+        return {"rot_tol": solver.rot_tol, "trans_tol": solver.trans_tol, "max_iter": solver.max_iter,
+                "power_tol": solver.power_tol, "power_max_iter": solver.power_max_iter, "shift": solver.shift,
+                "engine": solver.engine}
     if method == "dq_spectral":
-        return {"tol": solver.power_tol, "max_iter": solver.power_max_iter}
+        return {"rot_tol": solver.rot_tol, "trans_tol": solver.trans_tol, "max_iter": solver.power_max_iter,
+                "engine": solver.engine}
     return {}
+
+
+def timing_variants(methods: list[str], solver: Solver, eig_matched_tol: float) -> dict[str, tuple[str, dict]]:
+    """label -> (method, options) of the timing runs: the DQ methods as solved, DQGPM also from the
+    spanning-tree start, EIG at ARPACK's stock tol and at the matched tol."""
+    variants = {m: (m, _solver_options(m, solver)) for m in methods if m != "chain"}
+    if "dqgpm" in methods:
+        variants["dqgpm_tree"] = ("dqgpm", {**_solver_options("dqgpm", solver), "init": "tree"})
+    if "eig" in methods:
+        variants["eig_matched"] = ("eig", {"tol": eig_matched_tol})
+    return variants
 
 
 @task(cache_policy=NO_CACHE)
@@ -114,13 +139,17 @@ def run_method(instance_path: Path, method: str, options: dict, out_folder: Path
     result = METHODS[method](instance.graph, **options)
     save_result(out_folder / f"{method}__{instance_path.stem}.npz", result)
     return {"instance": instance_path.stem, "method": method, "iterations": result.iterations,
+            "converged": result.converged, "message": result.message,
             "wall_time": result.wall_time, "history": result.history,
             "error_history": result.info.get("error_history", [])}
 
 
 @task(cache_policy=NO_CACHE)
-def time_runs(paths: list[Path], methods: list[str], solver: Solver, repeats: int) -> list[dict]:
-    return time_methods(paths, methods, {m: _solver_options(m, solver) for m in methods}, repeats)
+def time_runs(paths: list[Path], variants: dict, repeats: int) -> list[dict]:
+    """The claim instances at BLAS 1 thread and default; the curve instances at 1 thread."""
+    claim = [p for p in paths if "_claim_" in p.stem]
+    curve = [p for p in paths if p not in claim]
+    return time_methods(claim, variants, repeats, (1, None)) + time_methods(curve, variants, repeats, (1,))
 
 
 @flow(name="se3_sync-solve", task_runner=task_runner())
@@ -133,15 +162,19 @@ def solve(params: Params, context: StageContext) -> StageReport:
                              [_solver_options(m, params.solver) for _, m in pairs], runs)
     summaries = [f.result() for f in futures]
     timing_paths = sorted(context.data(str(DATA / "timing_instances")).glob("*.npz"))
-    timing_methods = [m for m in params.methods if m != "chain"]
-    timing = time_runs(timing_paths, timing_methods, params.solver, params.timing.repeats)
+    variants = timing_variants(params.methods, params.solver, params.timing.eig_matched_tol)
+    timing = time_runs(timing_paths, variants, params.timing.repeats)
     write_json(context.out(str(DATA / "timing.json")), timing)
 
     first = next(s for s in summaries if s["method"] == "dqgpm" and s["instance"].startswith("geometric"))
     contraction = next((s for s in summaries if s["method"] == "dqgpm" and s["instance"].startswith("additive")), first)
     dq = [s for s in summaries if s["method"] == "dqgpm"]
+    iterative = [s for s in summaries if s["method"] in ("dqgpm", "dq_spectral")]
+    timed_dq = [r for r in timing if r["method"].startswith("dqgpm") and r["blas_threads"] == 1]
     return StageReport(
-        metrics={"runs": len(summaries), "dqgpm_iterations_median": float(np.median([s["iterations"] for s in dq]))},
+        metrics={"runs": len(summaries), "dqgpm_iterations_median": float(np.median([s["iterations"] for s in dq])),
+                 "not_converged_runs": sum(not s["converged"] for s in iterative),
+                 "timing_dqgpm_not_converged": sum(not r["converged"] for r in timed_dq)},
         curves={f"dqgpm_change.{first['instance']}": first["history"],
                 f"dqgpm_rot_error_deg.{contraction['instance']}": contraction["error_history"]},
     )
@@ -173,6 +206,10 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     plots.plot_convergence(runs, instances, folder / "dqgpm_convergence.png")
 
     claim_numbers = {f"{c.id}.ours": c.ours for c in claims} | {f"{c.id}.passed": float(c.passed) for c in claims if c.passed is not None}
+    claim_numbers |= {f"{c.id}.dqgpm_not_converged": not_converged(c.details) for c in claims}
+    claim_numbers["runs_not_converged"] = sum(not r["converged"] for r in rows if r["method"] in ("dqgpm", "dq_spectral"))
+    claim_numbers |= {f"timing.{r['family']}.n{r['n']}.{key}": r[key] for r in claims[1].details["curve"]
+                      for key in ("ratio_dqgpm_over_eig", "ratio_dqgpm_tree_over_eig", "dqgpm_not_converged") if key in r}
     errors = {}
     for row in curve:
         prefix = f"{row['family']}.{row['method']}.sigma_{row['sigma']:g}"

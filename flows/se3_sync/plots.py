@@ -24,20 +24,24 @@ def plot_error_vs_noise(rows: list[dict], family: str, methods: list[str], path:
 
 
 def plot_time_vs_n(timing: list[dict], path: Path) -> Path:
-    fig, ax = new_figure("wall time vs n (mean degree fixed, BLAS on 1 thread)", "n", "median wall time (s)",
-                         logx=True, logy=True)
+    fig, ax = new_figure("wall time vs n (BLAS on 1 thread; solid: mean degree fixed, dashed: SLAM-like chains)",
+                         "n", "median wall time (s)", logx=True, logy=True)
     curve = [r for r in timing if r["purpose"] == "curve" and r["blas_threads"] == 1]
-    for method in sorted({r["method"] for r in curve}):
-        ns = sorted({r["n"] for r in curve if r["method"] == method})
-        ax.plot(ns, [np.median([t for r in curve if (r["method"], r["n"]) == (method, n) for t in r["times"]]) for n in ns],
-                marker="o", label=method)
-    ax.legend()
+    for family, style in (("er", "-"), ("chain", "--")):
+        for method in sorted({r["method"] for r in curve}):
+            mine = [r for r in curve if (r.get("family", "er"), r["method"]) == (family, method)]
+            ns = sorted({r["n"] for r in mine})
+            if ns:
+                ax.plot(ns, [np.median([t for r in mine if r["n"] == n for t in r["times"]]) for n in ns],
+                        style, marker="o", label=f"{method} ({family})")
+    ax.legend(fontsize="small")
     return save(fig, path)
 
 
 def plot_convergence(runs: Path, instances: list[Path], path: Path) -> Path:
     """DQGPM's iterate change on the first trial of each geometric noise level."""
-    fig, ax = new_figure("DQGPM iterate change per iteration (geometric)", "iteration", "||x_{k+1} - x_k||_2R", logy=True)
+    fig, ax = new_figure("DQGPM iterate change per iteration (geometric)", "iteration",
+                         "max_i ||s_i^{k+1} - s_i^k|| (rotation part)", logy=True)
     for instance in [p for p in instances if p.stem.startswith("geometric") and p.stem.endswith("_t0")]:
         history = load_result(runs / f"dqgpm__{instance.stem}.npz").history
         ax.plot(range(1, len(history) + 1), history, label=instance.stem.split("_")[1].removeprefix("s"))

@@ -1,4 +1,4 @@
-"""Synthetic pose graphs (spec se3_sync §6 (a) geometric and (b) additive).
+"""Synthetic pose graphs (spec se3_sync §6 (a) geometric and (b) additive; a SLAM-like chain).
 
 Both draw n random poses (R uniform, t ~ N(0, I_3)) and a connected Erdos-Renyi graph with
 edges i < j, in that order from np.random.default_rng(seed), so a seed fixes everything.
@@ -49,6 +49,11 @@ def geometric(
     rng = np.random.default_rng(seed)
     truth = _random_poses(n, rng)
     edges = _connected_er_edges(n, p, rng)
+    return PoseGraph(n=n, edges=edges, Z=_measure(truth, edges, sigma_r, sigma_t, rng)), truth
+
+
+def _measure(truth: Poses, edges: np.ndarray, sigma_r: float, sigma_t: float, rng: np.random.Generator) -> np.ndarray:
+    """Z_ij = N_ij G_i G_j^{-1}, N_ij = (Exp(sigma_r w), sigma_t xi), for every edge (m, 4, 4)."""
     m = len(edges)
     noise_R = Rotation.from_rotvec(sigma_r * rng.standard_normal((m, 3))).as_matrix()
     noise_t = sigma_t * rng.standard_normal((m, 3))
@@ -59,7 +64,44 @@ def geometric(
     Z[:, :3, :3] = noise_R @ R_rel
     Z[:, :3, 3] = np.einsum("mij,mj->mi", noise_R, t_rel) + noise_t
     Z[:, 3, 3] = 1.0
-    return PoseGraph(n=n, edges=edges, Z=Z), truth
+    return Z
+
+
+def slam_chain(
+    n: int, loop_fraction: float, sigma_r: float, sigma_t: float, seed: int, *, turn: float = 0.3
+) -> tuple[PoseGraph, Poses]:
+    """A SLAM-like pose graph: a trajectory measured by odometry and a few loop closures.
+
+    Poses follow a random walk (R_{i+1} = R_i Exp(turn w), t_{i+1} = t_i + xi, w, xi ~ N(0, I_3)),
+    so the scene grows like sqrt(n). Edges: odometry (i, i+1) for every i, plus
+    round(loop_fraction * n) loop closures (i, j), j >= i + 2, drawn uniformly without repeats.
+    Measurements carry the noise of `geometric`. Mean degree about 2 (1 + loop_fraction): the
+    spectral gap is small, which is what makes power iterations slow on such graphs.
+    """
+    _check(n, 1.0, sigma_r=sigma_r, sigma_t=sigma_t)
+    if not 0.0 <= loop_fraction:
+        raise ValueError(f"loop_fraction must be >= 0, got {loop_fraction!r}")
+    rng = np.random.default_rng(seed)
+    steps = Rotation.from_rotvec(turn * rng.standard_normal((n - 1, 3))).as_matrix()
+    R = np.empty((n, 3, 3))
+    R[0] = Rotation.random(random_state=rng).as_matrix()
+    for k in range(n - 1):
+        R[k + 1] = R[k] @ steps[k]
+    t = np.cumsum(np.vstack([np.zeros((1, 3)), rng.standard_normal((n - 1, 3))]), axis=0)
+    truth = Poses(R=R, t=t)
+    odometry = np.column_stack([np.arange(n - 1), np.arange(1, n)])
+    wanted = int(round(loop_fraction * n))
+    candidates = (n - 1) * (n - 2) // 2  # pairs with j >= i + 2
+    if wanted > candidates:
+        raise ValueError(f"{wanted} loop closures asked for, only {candidates} non-odometry pairs exist")
+    keys: set[tuple[int, int]] = set()
+    while len(keys) < wanted:
+        i, j = sorted(rng.integers(0, n, size=2).tolist())
+        if j >= i + 2:
+            keys.add((i, j))
+    loops = np.array(sorted(keys), dtype=np.int64).reshape(-1, 2)
+    edges = np.vstack([odometry, loops])
+    return PoseGraph(n=n, edges=edges, Z=_measure(truth, edges, sigma_r, sigma_t, rng)), truth
 
 
 def additive(n: int, p: float, sigma: float, seed: int) -> tuple[PoseGraph, Poses]:

@@ -43,10 +43,15 @@ class SyncResult:
 
     poses: the estimate (gauge-free: compare after alignment).
     iterations: iterations of the method's main loop (0 for closed-form methods).
-    history: per-iteration change ||x_{k+1} - x_k||_2R (empty for closed-form methods).
+    history: per-iteration change of the iterate, for the DQ methods the largest per-node change
+        of the rotation part max_i ||s_i^{k+1} - s_i^k|| (info["translation_history"] holds the
+        translation part); empty for closed-form methods.
     wall_time: seconds spent in matrix build + solver + rounding (perf_counter).
     method: the method's name.
     info: extra method-specific numbers (e.g. power-method iterations of the initializer).
+    converged: False when an iterative method stopped at its max_iter before its stopping rule
+        held (closed-form methods: True).
+    message: why the method stopped, in words.
     """
 
     poses: Poses
@@ -55,6 +60,8 @@ class SyncResult:
     wall_time: float
     method: str
     info: dict = field(default_factory=dict)
+    converged: bool = True
+    message: str = ""
 
 
 def connected_components(n: int, edges: np.ndarray) -> list[np.ndarray]:

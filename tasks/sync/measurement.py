@@ -46,15 +46,16 @@ def check_edges(n: int, edges: np.ndarray) -> np.ndarray:
 
 
 def bfs_tree(
-    n: int, edges: np.ndarray, root: int = 0
+    n: int, edges: np.ndarray, root: int = 0, *, checked: bool = False
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """A BFS spanning tree from root, one tuple per depth: (child, parent, edge, forward).
 
     edge is the row of `edges` joining parent and child; forward is True where that row is stored
     as (parent, child). Nodes in other components are absent. Whole levels come at once, so
-    propagating poses along the tree is vectorized per level.
+    propagating poses along the tree is vectorized per level. checked=True: the caller has already
+    passed `edges` through check_edges (the methods validate once, outside their timed region).
     """
-    edges = check_edges(n, edges)
+    edges = np.asarray(edges, dtype=np.int64) if checked else check_edges(n, edges)
     adjacency = coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n)).tocsr()
     order, predecessor = breadth_first_order(adjacency, root, directed=False, return_predecessors=True)
     child = order[1:]
@@ -73,7 +74,7 @@ def bfs_tree(
     ]
 
 
-def measurement_dqs(graph: PoseGraph) -> np.ndarray:
+def measurement_dqs(graph: PoseGraph, *, checked: bool = False) -> np.ndarray:
     """Measured DQs (m, 8) for graph.edges with mutually consistent signs.
 
     Uses graph.dq when set (the additive model, not unit), else the UDQs of graph.Z. Sign fix:
@@ -81,15 +82,16 @@ def measurement_dqs(graph: PoseGraph) -> np.ndarray:
     other way round); then every z_ij with <s(z_ij), s(y_i y_j*)> < 0 is negated. Only standard
     parts decide signs, so y is kept as unit quaternions, each with w >= 0: any per-node sign is a
     valid gauge, and fixing it makes the output independent of the input signs, bit for bit.
+    checked=True: graph.edges already passed check_edges.
     """
-    edges = check_edges(graph.n, graph.edges)
+    edges = np.asarray(graph.edges, dtype=np.int64) if checked else check_edges(graph.n, graph.edges)
     z = np.array(graph.dq, dtype=float) if graph.dq is not None else dq_from_matrix(graph.Z)
     if z.shape != (len(edges), 8):
         raise ValueError(f"need one 8-vector DQ per edge, got {z.shape} for {len(edges)} edges")
     y = np.zeros((graph.n, 4))
     y[0, 0] = 1.0
     reached = 1
-    for child, parent, edge, forward in bfs_tree(graph.n, edges, 0):
+    for child, parent, edge, forward in bfs_tree(graph.n, edges, 0, checked=True):
         step = np.where(forward[:, None], qconj(z[edge, :4]), z[edge, :4])
         y_child = qmul(step, y[parent])
         y_child /= np.linalg.norm(y_child, axis=1, keepdims=True)

@@ -38,10 +38,13 @@ def load_instance(path: Path) -> Instance:
 def save_result(path: Path, result: SyncResult) -> None:
     np.savez_compressed(path, R=result.poses.R, t=result.poses.t, iterations=np.int64(result.iterations),
                         history=np.asarray(result.history, dtype=float), wall_time=np.float64(result.wall_time),
-                        method=np.array(result.method), info=np.array(json.dumps(result.info, default=jsonable)))
+                        method=np.array(result.method), info=np.array(json.dumps(result.info, default=jsonable)),
+                        converged=np.bool_(result.converged), message=np.array(result.message))
 
 
 def load_result(path: Path) -> SyncResult:
     with np.load(path) as data:
         return SyncResult(Poses(data["R"], data["t"]), int(data["iterations"]), data["history"].tolist(),
-                          float(data["wall_time"]), str(data["method"]), json.loads(str(data["info"])))
+                          float(data["wall_time"]), str(data["method"]), json.loads(str(data["info"])),
+                          bool(data["converged"]) if "converged" in data else True,
+                          str(data["message"]) if "message" in data else "")

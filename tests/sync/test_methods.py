@@ -16,8 +16,9 @@ from tasks.sync.dualquat import (
 )
 from tasks.sync.generators import additive, geometric
 from tasks.sync.graph import PoseGraph, Poses
-from tasks.sync.measurement import build_measurement_matrix, measurement_dqs
-from tasks.sync.methods import METHODS, chain, dq_spectral, dqgpm, eig, power_method
+from tasks.sync.dq_operator import build_operator
+from tasks.sync.measurement import measurement_dqs
+from tasks.sync.methods import METHODS, POWER_TOL, chain, dq_spectral, dqgpm, eig, power_method
 from tasks.sync.metrics import align, pose_errors, summarize
 from tasks.sync.quaternion import qmul, quat_from_rotmat
 
@@ -66,15 +67,20 @@ NOISELESS = {
 }
 
 
+# Stopping tolerances far below the defaults: a stopping rule that leaves a change e per node
+# leaves an error of about e / (1 - rate), and the defaults (1e-6 per node, set at the noise
+# level) are far above the 1e-6 deg / 1e-8 recovery asked of noise-free data (§10.6).
+EXACT = {"dq_spectral": {"rot_tol": 1e-12, "trans_tol": 1e-12},
+         "dqgpm": {"rot_tol": 1e-12, "trans_tol": 1e-12, "power_tol": 1e-12, "max_iter": 1000}}
+
+
 @pytest.mark.parametrize("method", RECOVERY_METHODS + ["chain"])
 @pytest.mark.parametrize("case", NOISELESS)
 def test_noiseless_recovery(method, case):
     graph, truth = NOISELESS[case]()
-    # The stopping rule ||v_{k+1} - v_k|| < tol leaves an error of about tol / (1 - l2/l1); on a
-    # 12-node path the gap 1 - l2/l1 is 0.08, so the default tol 1e-10 ends at a 1.06e-8
-    # translation error (rotations 1e-7 deg). The spectral estimator is exact; ask for tol 1e-12.
-    options = {"tol": 1e-12} if (case, method) == ("path", "dq_spectral") else {}
-    rot, trans = pose_errors(METHODS[method](graph, **options).poses, truth)
+    result = METHODS[method](graph, **EXACT.get(method, {}))
+    assert result.converged, result.message
+    rot, trans = pose_errors(result.poses, truth)
     assert rot.max() < 1e-6
     assert trans.max() < 1e-8
 
@@ -98,8 +104,8 @@ def test_sign_fix_is_needed():
     assert (np.sum(raw * fixed, axis=1) < 0).any()
     errors = []
     for dqs in (raw, fixed):
-        v, _, _ = power_method(*build_measurement_matrix(graph.n, graph.edges, dqs))
-        R, t = pose_from_dq(dq_project(v))
+        trace = power_method(build_operator(graph.n, graph.edges, dqs))
+        R, t = pose_from_dq(trace.projected)
         errors.append(pose_errors(Poses(R=R, t=t), truth)[0].mean())
     assert errors[0] > 2.0 * errors[1], errors
 
@@ -142,7 +148,7 @@ def test_gauge_invariance_noiseless(method):
     rng = np.random.default_rng(56)
     H = homogeneous(Rotation.random(random_state=rng).as_matrix(), 3.0 * rng.standard_normal(3))
     moved_graph, moved = moved_problem(graph, truth, H)
-    rot, trans = pose_errors(METHODS[method](moved_graph).poses, moved)
+    rot, trans = pose_errors(METHODS[method](moved_graph, **EXACT.get(method, {})).poses, moved)
     assert rot.max() < 1e-6 and trans.max() < 1e-8
 
 
@@ -169,16 +175,18 @@ def test_sign_flips_are_undone_exactly(family):
 # --- test 9: translation-scale equivariance -----------------------------------------------------------
 
 
-TIGHT = {"dq_spectral": {"tol": 1e-13}, "dqgpm": {"tol": 1e-13, "power_tol": 1e-13}}
+TIGHT = {"dq_spectral": {"rot_tol": 1e-13, "trans_tol": 1e-13},
+         "dqgpm": {"rot_tol": 1e-13, "trans_tol": 1e-13, "power_tol": 1e-13}}
 
 
 @pytest.mark.parametrize("tight", [False, True])
 @pytest.mark.parametrize("method", DQ_METHODS)
 def test_translation_scale_equivariance(method, tight):
-    """The map is exactly equivariant; the 2^R stopping rule is not (it mixes rotation and
-    translation units, so with c = 10 the power method stops 2 iterations later). At the default
-    tol the per-node translation errors agree to ~4e-9 relative (4e-10 as a vector), so the
-    per-node check uses a tight tol and the default tol is checked as a vector."""
+    """The map is exactly equivariant, and so is the stopping rule (translation changes are measured
+    against the scene scale, so scaling by c changes no stopping decision): the iteration counts
+    agree at any tolerance. The power method's random start is not scaled, though, so translations
+    agree only up to what the stopping rule leaves: per node to 1e-9 at a tight tol, to the
+    tolerance's order (1e-6 x scene scale) at the default one."""
     c = 10.0
     options = TIGHT[method] if tight else {}
     graph, truth = geometric(50, 0.3, 0.1, 0.1, seed=7)
@@ -186,13 +194,14 @@ def test_translation_scale_equivariance(method, tight):
     Z[:, :3, 3] *= c
     scaled = METHODS[method](PoseGraph(n=graph.n, edges=graph.edges, Z=Z), **options)
     base = METHODS[method](graph, **options)
+    assert scaled.iterations == base.iterations
     assert np.abs(scaled.poses.R - base.poses.R).max() < 1e-9
     _, trans = pose_errors(base.poses, truth)
     _, trans_scaled = pose_errors(scaled.poses, Poses(R=truth.R, t=c * truth.t))
     if tight:
         assert np.abs(trans_scaled / (c * trans) - 1.0).max() < 1e-9
     else:
-        assert np.linalg.norm(trans_scaled - c * trans) < 1e-9 * np.linalg.norm(c * trans)
+        assert np.abs(trans_scaled - c * trans).max() < 1e-4 * c
 
 
 # --- test 10: linear contraction to a noise floor (additive model) -------------------------------------
@@ -249,13 +258,14 @@ def test_results_report_iterations_and_time():
     graph, truth = geometric(40, 0.3, 0.05, 0.05, seed=9)
     result = dqgpm(graph, truth=truth)
     assert result.method == "dqgpm" and result.wall_time > 0
-    assert result.iterations == len(result.history) and result.history[-1] < 1e-10
+    assert result.iterations == len(result.history) == len(result.info["translation_history"])
+    assert result.converged and result.history[-1] <= 1e-6 and "converged" in result.message
     assert 0 < result.info["power_iterations"] == len(result.info["power_history"])
     assert len(result.info["error_history"]) == result.iterations + 1
     plain = dqgpm(graph)
     assert np.array_equal(plain.poses.R, result.poses.R)  # logging does not touch the estimate
     assert np.array_equal(plain.poses.t, result.poses.t)
-    spectral = dq_spectral(graph)
+    spectral = dq_spectral(graph, rot_tol=POWER_TOL, trans_tol=POWER_TOL)
     assert spectral.iterations == plain.info["power_iterations"]
 
 

@@ -33,10 +33,13 @@ def write_graph(path: Path, sigma: float, start_at_truth: bool) -> np.ndarray:
 @pytest.mark.parametrize("method", ["dqgpm", "spectral", "eig", "chain"])
 def test_noiseless_graph_is_recovered_exactly(tmp_path, method):
     truth = write_graph(tmp_path / "in.g2o", 0.0, start_at_truth=True)
-    done = papers("--g2o", str(tmp_path / "in.g2o"), "--out", str(tmp_path / "out.g2o"), "--method", method, "--json")
+    # The default stopping rule (1e-6 per node) sits at the noise level; exact recovery asks for more.
+    exact = ["--tol", "1e-12"] if method in ("dqgpm", "spectral") else []
+    done = papers("--g2o", str(tmp_path / "in.g2o"), "--out", str(tmp_path / "out.g2o"), "--method", method, "--json",
+                  *exact)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["vertices"] == 30 and summary["time_s"] > 0
+    assert summary["vertices"] == 30 and summary["time_s"] > 0 and summary["converged"] is True
     solved = read_g2o(tmp_path / "out.g2o")
     assert solved.vertex_ids == list(range(100, 130))
     np.testing.assert_allclose(solved.T.R, truth.R, atol=1e-8)
