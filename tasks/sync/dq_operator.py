@@ -121,16 +121,14 @@ def node_changes(new: np.ndarray, old: np.ndarray) -> tuple[float, float]:
     return float(rotation), float(translation)
 
 
-def power_numpy(op: DQOperator, v: np.ndarray, rot_tol: float, trans_tol: float, max_iter: int) -> Trace:
-    """DQ power method v <- C v / ||C v|| (dual-number normalization), stopping on the change of
-    P(v) per node (module docstring); trans_tol is relative to op.scale. v: (n, 8) start."""
-    v = dq_vector_normalize(v)
-    p = dq_project(v)
-    trans_abs = trans_tol * op.scale
+def _iterate(step, state: np.ndarray, pose, rot_tol: float, trans_abs: float, max_iter: int):
+    """state <- step(state) until the per-node change of pose(state) meets both tolerances (module
+    docstring); returns (state, its pose, rotation changes, translation changes, converged)."""
+    p = pose(state)
     rotation, translation, converged = [], [], False
     for _ in range(max_iter):
-        v = dq_vector_normalize(op.matvec(v))
-        p_new = dq_project(v)
+        state = step(state)
+        p_new = pose(state)
         dr, dt = node_changes(p_new, p)
         rotation.append(dr)
         translation.append(dt)
@@ -138,22 +136,21 @@ def power_numpy(op: DQOperator, v: np.ndarray, rot_tol: float, trans_tol: float,
         if dr <= rot_tol and dt <= trans_abs:
             converged = True
             break
+    return state, p, rotation, translation, converged
+
+
+def power_numpy(op: DQOperator, v: np.ndarray, rot_tol: float, trans_tol: float, max_iter: int) -> Trace:
+    """DQ power method v <- C v / ||C v|| (dual-number normalization), stopping on the change of
+    P(v) per node (module docstring); trans_tol is relative to op.scale. v: (n, 8) start."""
+    v, p, rotation, translation, converged = _iterate(lambda v: dq_vector_normalize(op.matvec(v)), dq_vector_normalize(v),
+                                                      dq_project, rot_tol, trans_tol * op.scale, max_iter)
     return Trace(v, rotation, translation, converged, projected=p)
 
 
 def gpm_numpy(op: DQOperator, x: np.ndarray, shift: float, rot_tol: float, trans_tol: float,
               max_iter: int) -> Trace:
     """DQGPM x <- P((C + shift I) x) until the per-node stopping rule holds (module docstring)."""
-    x = np.array(x, dtype=float)
-    trans_abs = trans_tol * op.scale
-    rotation, translation, converged = [], [], False
-    for _ in range(max_iter):
-        x_new = dq_project(op.matvec(x) + shift * x)
-        dr, dt = node_changes(x_new, x)
-        rotation.append(dr)
-        translation.append(dt)
-        x = x_new
-        if dr <= rot_tol and dt <= trans_abs:
-            converged = True
-            break
+    x, _, rotation, translation, converged = _iterate(lambda x: dq_project(op.matvec(x) + shift * x),
+                                                      np.array(x, dtype=float), lambda x: x, rot_tol,
+                                                      trans_tol * op.scale, max_iter)
     return Trace(x, rotation, translation, converged)

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.conftest import papers, stage_env
-from tests.integration.test_faults import DVC_YAML, PIPELINE
+from tests.integration.test_faults import add_nappy
 
 pytestmark = pytest.mark.integration
 
@@ -17,12 +17,7 @@ PARAMS = "nappy:\n  smoke: {workers: 1, nap_s: 0.1}\n  default: {workers: 1, nap
 
 
 def test_a_smoke_run_of_a_default_checkout_leaves_git_status_clean(repo_copy, prefect_server):
-    (repo_copy / "flows" / "nappy").mkdir()
-    (repo_copy / "flows" / "nappy" / "__init__.py").write_text('"""A one-stage paper."""\n')
-    (repo_copy / "flows" / "nappy" / "pipeline.py").write_text(PIPELINE)
-    (repo_copy / "stages" / "nappy").mkdir()
-    (repo_copy / "stages" / "nappy" / "dvc.yaml").write_text(DVC_YAML)
-    (repo_copy / "stages" / "nappy" / "params.yaml").write_text(PARAMS)
+    add_nappy(repo_copy, PARAMS)
     params = repo_copy / "params.yaml"
     params.write_text(re.sub(r"(?m)^profile:.*$", "profile: default", params.read_text()))
     (repo_copy / ".gitignore").write_text((repo_copy / ".gitignore").read_text() + "/markers\n")

@@ -78,15 +78,20 @@ DVC_YAML = """stages:
 PARAMS = "nappy:\n  smoke: {workers: 2, nap_s: 120}\n  default: {workers: 2, nap_s: 120}\n  full: {workers: 2, nap_s: 120}\n"
 
 
+def add_nappy(repo: Path, params: str = PARAMS) -> Path:
+    """Add the napping paper (flows/nappy, stages/nappy) to a copy of the project."""
+    (repo / "flows" / "nappy").mkdir()
+    (repo / "flows" / "nappy" / "__init__.py").write_text('"""A one-stage paper that naps on a process pool."""\n')
+    (repo / "flows" / "nappy" / "pipeline.py").write_text(PIPELINE)
+    (repo / "stages" / "nappy").mkdir()
+    (repo / "stages" / "nappy" / "dvc.yaml").write_text(DVC_YAML)
+    (repo / "stages" / "nappy" / "params.yaml").write_text(params)
+    return repo
+
+
 @pytest.fixture
 def nappy(repo_copy: Path) -> Path:
-    (repo_copy / "flows" / "nappy").mkdir()
-    (repo_copy / "flows" / "nappy" / "__init__.py").write_text('"""The fault tests\' stage."""\n')
-    (repo_copy / "flows" / "nappy" / "pipeline.py").write_text(PIPELINE)
-    (repo_copy / "stages" / "nappy").mkdir()
-    (repo_copy / "stages" / "nappy" / "dvc.yaml").write_text(DVC_YAML)
-    (repo_copy / "stages" / "nappy" / "params.yaml").write_text(PARAMS)
-    return repo_copy
+    return add_nappy(repo_copy)
 
 
 def start_repro(repo: Path, env: dict) -> subprocess.Popen:
