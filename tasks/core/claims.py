@@ -47,6 +47,25 @@ def claims_document(paper: str, profile: str, commit: str, claims: list[Claim]) 
     return {"paper": paper, "profile": profile, "commit": commit, "claims": [asdict(c) for c in claims]}
 
 
+def headline_metrics(claims: list[Claim], **numbers: float | None) -> dict:
+    """A paper's metrics.json: what `dvc metrics show` and `dvc exp show` list for it, one screen per paper.
+
+    Each claim's measured value (`C1`) and verdict (`C1.pass`: 1 pass, 0 fail, absent when undecided),
+    then the few headline numbers the paper names; the details stay in claims.json and MLflow.
+    """
+    if len(numbers) > MAX_HEADLINE_NUMBERS:
+        raise ValueError(f"{len(numbers)} headline numbers: metrics.json keeps at most {MAX_HEADLINE_NUMBERS}")
+    metrics: dict = {}
+    for claim in claims:
+        metrics[claim.id] = claim.ours
+        if claim.passed is not None:
+            metrics[f"{claim.id}.pass"] = int(claim.passed)
+    return metrics | numbers
+
+
+MAX_HEADLINE_NUMBERS = 6
+
+
 def status_word(passed: bool | None) -> str:
     return {True: "pass", False: "FAIL", None: "undecided"}[passed]
 
