@@ -1,4 +1,7 @@
-"""`python -m stages <paper> <stage>` runs one stage; `python -m stages report` the claims report."""
+"""`python -m stages <paper> <stage>` runs one stage; `python -m stages report` the claims report.
+
+A stage runs in a fork of the warm host when one serves (stages/warm.py), else here.
+"""
 from __future__ import annotations
 
 import sys
@@ -31,4 +34,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from .warm import run_in_host
+
+    configure(repo_root())  # the host's child takes this environment, so it must be the stage's
+    warm = run_in_host("stages", sys.argv[1:])
+    sys.exit(main(sys.argv[1:]) if warm is None else warm)

@@ -177,8 +177,9 @@ def run(
     profile: str = typer.Option(None, help=f"One of {', '.join(PROFILES)}; default: the one in params.yaml."),
     force: bool = typer.Option(False, help="Rerun stages even when DVC finds them up to date."),
 ) -> None:
-    """Reproduce a paper's pipeline (or all and the claims report) with `dvc repro`. At another profile than
-    params.yaml's, it runs as a DVC experiment in a temporary copy: the checkout stays as it is."""
+    """Reproduce a paper's pipeline (or all and the claims report) with `dvc repro`, in the checkout at params.yaml's
+    profile (the papers' README results tables follow), else as a DVC experiment in a temporary copy: the
+    checkout stays as it is."""
     if paper != "all" and paper not in papers(ROOT):
         raise typer.BadParameter(f"unknown paper {paper!r} (papers: {', '.join(papers(ROOT))})", param_hint="PAPER")
     if profile is not None and profile not in PROFILES:
@@ -190,7 +191,7 @@ def run(
         code = without_sigint([sys.executable, "-m", "dvc", "repro", *(["--force"] if force else []), *target], env)
         if code != 0:
             raise typer.Exit(code)
-        report()
+        report(readme=True)  # the checkout's results changed: its READMEs show them
         return
     from .experiment import experiment_claims, experiment_command, experiment_name
 
@@ -205,8 +206,15 @@ def run(
 
 
 @app.command()
-def report() -> None:
+def report(
+    readme: bool = typer.Option(False, "--readme", help="Also rewrite each paper README's results table from its claims.json."),
+) -> None:
     """The combined claims table of every paper that has run."""
+    if readme:
+        from .readme import write_readmes
+
+        for path in write_readmes(ROOT):
+            console.print(f"rewrote the results of {path.relative_to(ROOT)}")
     documents = read_claims(claims_paths(ROOT))
     if not documents:
         console.print("no claims yet: run `papers run` first")
@@ -346,8 +354,12 @@ def server_start() -> None:
 
 @server_app.command("stop")
 def server_stop() -> None:
-    """Stop the server this project started."""
+    """Stop the server this project started, and the warm hosts that run stages with this interpreter."""
     console.print("Prefect server stopped" if server.stop() else "no Prefect server of this project was running")
+    from .warm import stop_hosts
+
+    if hosts := stop_hosts():
+        console.print(f"warm stage hosts stopped: {hosts}")
 
 
 @server_app.command("status")

@@ -31,24 +31,26 @@ from .flow_runs import stage_tags
 from .guard import StageGuard
 from .spec import StageSpec, paper_pipeline, stage_spec
 from .tracker import Tracker
+from .warm import caller_pid
 
 
 def invocation_id() -> str:
     """Which pipeline invocation this stage belongs to (one MLflow parent run each).
 
     `papers run` and `make run` set PAPERS_INVOCATION; under a bare `dvc repro` every stage is
-    a child of the same dvc process, so its pid and start time name the invocation.
+    a child of the same dvc process, so its pid and start time name the invocation (the parents
+    are the caller's when a warm host runs the stage).
     """
     if os.environ.get("PAPERS_INVOCATION"):
         return os.environ["PAPERS_INVOCATION"]
-    for process in psutil.Process().parents():
+    for process in psutil.Process(caller_pid()).parents():
         try:
             args = process.cmdline()
         except psutil.Error:
             continue
         if any(Path(arg).name == "dvc" for arg in args[:2]) or args[1:3] == ["-m", "dvc"]:
             return f"dvc-{process.pid}-{int(process.create_time())}"
-    return f"process-{os.getpid()}"
+    return f"process-{caller_pid()}"
 
 
 def input_hashes(root: Path, spec: StageSpec) -> dict[str, str]:

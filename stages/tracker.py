@@ -28,7 +28,8 @@ class Tracker:
     `close` that waits for the companion's verdict."""
 
     def __init__(self, root: Path):
-        self.process = subprocess.Popen([sys.executable, "-m", "stages.tracker", str(root)], cwd=root,
+        # Through a warm host when one serves: MLflow is then loaded already (stages/warm.py).
+        self.process = subprocess.Popen([sys.executable, "-m", "stages.warm", "stages.tracker", str(root)], cwd=root,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
         self._lock = threading.Lock()  # the stage's guard may close the run from another thread
         self._answers: list[dict] = []  # the companion's answers: on open, then on close

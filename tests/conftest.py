@@ -49,6 +49,29 @@ def smoke_copy(destination: Path) -> Path:
     return copy
 
 
+def stage_metrics(repo: Path, paper: str, stage: str = "evaluate") -> dict[str, float]:
+    """Every metric the paper's stage logged to MLflow (metrics.json keeps the headline only), after checking
+    that metrics.json is exactly that headline: each claim's value and verdict."""
+    import json
+
+    from mlflow.tracking import MlflowClient
+
+    from tasks.core.claims import MAX_HEADLINE_NUMBERS
+
+    data = repo / "data" / paper
+    claims = json.loads((data / "claims.json").read_text())["claims"]
+    headline = json.loads((data / "metrics.json").read_text())
+    for claim in claims:
+        assert headline[claim["id"]] == claim["ours"]
+        assert headline.get(f"{claim['id']}.pass") == (None if claim["passed"] is None else int(claim["passed"]))
+    assert len(set(headline) - {c["id"] for c in claims} - {f"{c['id']}.pass" for c in claims}) <= MAX_HEADLINE_NUMBERS
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo / 'mlflow' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name(paper)
+    runs = client.search_runs([experiment.experiment_id], f"tags.kind = 'stage' and tags.stage = '{stage}'",
+                              order_by=["attributes.start_time DESC"], max_results=1)
+    return runs[0].data.metrics
+
+
 @pytest.fixture
 def repo_copy(tmp_path: Path) -> Path:
     return smoke_copy(tmp_path / "repo")

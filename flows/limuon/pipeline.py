@@ -15,7 +15,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.runtime import task_runner
-from tasks.core.claims import claims_document
+from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -179,7 +179,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     checked = [claims.memory_claim(runs, decide), claims.matls_claim(runs, decide), claims.charlm_claim(runs, decide)]
     write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, checked))
     metrics = claims.summary_metrics(runs) | {f"claim.{c.id}.ours": c.ours for c in checked if c.ours is not None}
-    write_json(context.out(str(DATA / "metrics.json")), metrics)
+    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(checked))
     folder = context.out(str(DATA / "plots"))
     plots.loss_curves(runs, folder / "loss_curves.png")
     plots.estimator_error(runs, folder / "estimator_error.png")

@@ -18,7 +18,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.runtime import task_runner
-from tasks.core.claims import claims_document
+from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -224,7 +224,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     if "sadam_lambda0" in params.optimizers:  # sanity: no brake must be AdamW exactly
         metrics["sanity.sadam_lambda0_vs_adamw.max_abs_accuracy_diff"] = largest_difference(
             summaries, "sadam_lambda0", "adamw", "final_accuracy")
-    write_json(context.out(str(DATA / "metrics.json")), metrics)
+    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(claims))
     folder = context.out(str(DATA / "plots"))
     for task_name in sorted({run["task"] for run in runs if "epochs" in run}):
         plots.epoch_curves(runs + control_runs, task_name, folder / f"loss_lgi_{task_name}.png")

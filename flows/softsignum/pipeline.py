@@ -15,7 +15,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.runtime import task_runner
-from tasks.core.claims import claims_document
+from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -182,7 +182,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     records = [json.loads(p.read_text()) for p in sorted(context.data(str(DATA / "runs")).glob("*/*/*/record.json"))]
     claims, metrics = evaluate_claims(records, decide=params.decide_claims)
     write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")), metrics)
+    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(claims))
     folder = context.out(str(DATA / "plots"))
     for task_name in ("quad_het", "mat_het", "charlm"):
         plots.eval_curves(records, task_name, folder / f"{task_name}_curves.png")

@@ -17,7 +17,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.runtime import task_runner
-from tasks.core.claims import claims_document
+from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -217,7 +217,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
                           p1_f_x0=summaries.initial_values(runs[P1]), p1_calibration=records[P1])
     metrics = summaries.metrics(problems, digits)
     write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")), metrics)
+    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(claims))
     write_csv(context.out(str(DATA / "summary.csv")),
               [{"problem": problem, "label": label, **{k: v for k, v in row.items() if not isinstance(v, np.ndarray)}}
                for problem, summary in problems.items() for label, row in summary.items()]

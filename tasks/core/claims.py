@@ -87,12 +87,29 @@ def read_claims(paths: list[Path]) -> list[dict]:
     return [json.loads(p.read_text()) for p in paths if p.exists()]
 
 
+def _markdown_rows(document: dict) -> list[tuple[str, ...]]:
+    """claims_rows with each statement followed by its setting, cells safe inside a markdown table."""
+    rows = []
+    for claim, row in zip(document["claims"], claims_rows(document)):
+        paper, cid, statement, *rest = (cell.replace("|", "\\|") for cell in row)
+        if claim["details"].get("setting"):
+            statement += f" ({claim['details']['setting']})"
+        rows.append((paper, cid, statement, *rest))
+    return rows
+
+
 def claims_markdown(documents: list[dict]) -> str:
     lines = ["# Claims", "", "| paper | profile | claim | statement | paper's figure | ours | threshold | status |",
              "|---|---|---|---|---|---|---|---|"]
     for document in documents:
-        for claim, (paper, cid, statement, paper_value, ours, threshold, status) in zip(document["claims"], claims_rows(document)):
-            if claim["details"].get("setting"):
-                statement += f" ({claim['details']['setting']})"
+        for paper, cid, statement, paper_value, ours, threshold, status in _markdown_rows(document):
             lines.append(f"| {paper} | {document['profile']} | {cid} | {statement} | {paper_value} | {ours} | {threshold} | {status} |")
     return "\n".join(lines) + "\n"
+
+
+def paper_results_markdown(document: dict) -> list[str]:
+    """One paper's claims as the table its README shows (stages/readme.py)."""
+    lines = ["| claim | statement | paper's figure | ours | threshold | result |", "|---|---|---|---|---|---|"]
+    lines += [f"| {cid} | {statement} | {paper_value} | {ours} | {threshold} | {status} |"
+              for _, cid, statement, paper_value, ours, threshold, status in _markdown_rows(document)]
+    return lines

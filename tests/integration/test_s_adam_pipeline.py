@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
+from tests.conftest import stage_metrics
 from tests.integration.test_pipeline import CLAIM_FIELDS
 
 pytestmark = pytest.mark.integration
@@ -32,7 +33,7 @@ def test_smoke_pipeline(smoke_repo):
         control = claim["details"]["controls"]["adamw_damped"]
         assert control["damping"] == claim["details"]["sadam_mean_damp"] and 0 < control["damping"] < 1
         assert control["lr"] == control["adamw_lr"] * control["damping"] and 0 <= control["median_accuracy"] <= 1
-    metrics = json.loads((data / "metrics.json").read_text())
+    metrics = stage_metrics(smoke_repo, "s_adam")
     assert metrics["digits-noisy-smallbatch.adamw_damped.lr"] == claims["claims"][1]["details"]["controls"]["adamw_damped"]["lr"]
     assert "digits-noisy-smallbatch.adamw_damped.volatility" in metrics
     assert metrics["sanity.sadam_lambda0_vs_adamw.max_abs_accuracy_diff"] == 0.0

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
+from tests.conftest import stage_metrics
 from tests.integration.test_pipeline import CLAIM_FIELDS
 
 pytestmark = pytest.mark.integration
@@ -40,7 +41,7 @@ def test_smoke_pipeline(smoke_repo):
         assert record["initial_grid"] == [initial] and record["best_lr"] == initial and record["extensions"] == 0
         assert record["grid"] == {str(initial): c1["grids"][rule]["value"]} and record["added_runs"] == []
     assert not (data / "runs" / "widened").exists()
-    metrics = json.loads((data / "metrics.json").read_text())
+    metrics = stage_metrics(smoke_repo, "sps_safe")
     assert np.isfinite(metrics["svm_interp.sps_safe_M1.final_rel_subopt"])
     assert metrics["svm_interp.sps_safe_M1.final_rel_subopt_median"] == metrics["svm_interp.sps_safe_M1.final_rel_subopt"]
     assert np.isfinite(metrics["svm_interp.sps_safe_M1.last_k_rel_subopt"])

@@ -6,12 +6,17 @@ from tests.conftest import papers, stage_env
 
 
 def test_list_shows_papers_and_stages_before_any_run(repo_copy):
+    (repo_copy / "data" / "se3_sync" / "claims.json").unlink()  # as if its results were not committed
     done = papers(repo_copy, "list")
     assert done.returncode == 0, done.stderr
     assert "se3_sync" in done.stdout and "generate -> solve -> evaluate" in done.stdout and "not run" in done.stdout
 
 
-def test_report_without_claims_says_what_to_do(repo_copy):
+def test_report_shows_the_committed_results_and_without_any_says_what_to_do(repo_copy):
+    done = papers(repo_copy, "report")
+    assert done.returncode == 0 and "se3_sync" in done.stdout and "C1" in done.stdout, done.stdout
+    for claims in repo_copy.glob("data/*/claims.json"):
+        claims.unlink()
     done = papers(repo_copy, "report")
     assert done.returncode == 0 and "papers run" in done.stdout
 

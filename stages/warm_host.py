@@ -1,0 +1,301 @@
+"""The warm host: load the libraries once, then fork one child per caller (see stages/warm.py).
+
+`python -m stages.warm_host KEY` is started by the first caller that finds no host for KEY. It
+holds KEY's lock for its lifetime (so only one starts), serves on KEY's socket, and exits after
+IDLE_EXIT_S without callers, on SIGTERM (`papers server stop`), or once the installed packages
+change (a newer host then serves). It never loads the project's own packages, and it stays one
+thread (a fork copies only the calling thread).
+"""
+from __future__ import annotations
+
+import atexit
+import fcntl
+import importlib
+import json
+import multiprocessing
+import os
+import random
+import runpy
+import selectors
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+
+from .warm import IDLE_EXIT_S, host_key, launcher_path, paths, receive_message, send_message, write_spawn_launcher
+
+# The third-party modules the task library imports (libraries missing from this environment are skipped).
+PRELOAD = ("numpy", "scipy.sparse", "scipy.sparse.linalg", "scipy.sparse.csgraph", "scipy.spatial",
+           "scipy.spatial.transform", "scipy.optimize", "scipy.interpolate", "scipy.stats", "pandas",
+           "matplotlib.pyplot", "yaml", "pydantic", "psutil", "rich.console", "rich.table", "typer", "threadpoolctl",
+           "networkx", "sklearn.metrics", "sklearn.model_selection", "sklearn.ensemble", "sklearn.datasets",
+           "sklearn.linear_model", "torch", "torch.nn.functional", "lion_pytorch", "numba", "trimesh", "shapely",
+           "pyscipopt", "qiskit", "prefect", "prefect.flow_engine", "prefect.task_engine", "prefect.futures",
+           "prefect.task_runners", "prefect.cache_policies", "prefect.client.orchestration", "prefect_dask",
+           "mlflow", "mlflow.tracking", "mlflow.entities", "mlflow.utils.mlflow_tags")
+PROJECT_PACKAGES = ("tasks", "flows", "stages", "benchmarks", "tests")
+TICK_S = 0.2
+MAX_FDS = 64  # stdin, stdout, stderr and what a spawned pool worker inherits
+KILL_AFTER_S = 10.0  # a child whose caller died gets SIGTERM, then SIGKILL this much later
+
+
+def preload() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # what a stage without a display gets; chosen before pyplot loads
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # noqa: BLE001 - a library that cannot load is the stage's problem, not the host's
+            print(f"warm host: not preloaded {name}: {error}", file=sys.stderr, flush=True)
+
+
+def forget_project_modules() -> None:
+    """Drop the project's packages from sys.modules so the caller's own copy is imported."""
+    for name in list(sys.modules):
+        if name.split(".")[0] in PROJECT_PACKAGES:
+            del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+class Host:
+    def __init__(self, key: str, environ: dict, lock):
+        self.key, self.where, self.lock = key, paths(key), lock
+        self.environ = environ  # as the host started: libraries may add variables while they load
+        self.selector = selectors.DefaultSelector()
+        self.children: dict[int, socket.socket] = {}   # child pid -> its caller's connection
+        self.orphans: dict[int, float] = {}             # child pid -> when its caller went away
+        self.buffers: dict[socket.socket, bytearray] = {}
+        self.stopping = False
+        self.last_active = time.monotonic()
+        self.listener: socket.socket | None = None
+
+    def serve(self) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        staged = self.where["sock"].with_suffix(f".sock.{os.getpid()}")
+        staged.unlink(missing_ok=True)
+        listener.bind(str(staged))
+        os.chmod(staged, 0o600)
+        listener.listen(64)
+        os.replace(staged, self.where["sock"])  # callers see the socket only once it listens
+        self.listener = listener
+        self.selector.register(listener, selectors.EVENT_READ)
+        self.where["json"].write_text(json.dumps({"pid": os.getpid(), "executable": sys.executable, "key": self.key}))
+        signal.signal(signal.SIGTERM, lambda *_: setattr(self, "stopping", True))
+        try:
+            while not (self.stopping and not self.children):
+                for event, _ in self.selector.select(TICK_S):
+                    if event.fileobj is listener:
+                        self.accept()
+                    else:
+                        self.caller_spoke(event.fileobj)
+                self.reap()
+                self.check_retirement()
+        finally:
+            self.retire()
+
+    def check_retirement(self) -> None:
+        idle = not self.children and time.monotonic() - self.last_active > IDLE_EXIT_S
+        if idle or host_key(self.environ) != self.key:
+            self.stopping = True
+        if self.stopping:
+            self.retire()
+
+    def retire(self) -> None:
+        """Stop taking callers (the socket goes), finish the running children."""
+        if self.listener is not None:
+            self.selector.unregister(self.listener)
+            self.listener.close()
+            self.listener = None
+            for kind in ("sock", "json"):
+                self.where[kind].unlink(missing_ok=True)
+            fcntl.flock(self.lock, fcntl.LOCK_UN)  # a new host may start while this one finishes its children
+
+    def accept(self) -> None:
+        connection, _ = self.listener.accept()
+        self.last_active = time.monotonic()
+        buffer = bytearray()
+        connection.settimeout(5)
+        try:
+            request, fds = receive_message(connection, buffer, max_fds=MAX_FDS)
+        except (OSError, ValueError):
+            connection.close()
+            return
+        if request is None or len(fds) != len(request.get("fds", ())) or len(fds) < 3:
+            for fd in fds:
+                os.close(fd)
+            connection.close()
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                code = become_caller(request, fds, connection, self.key)
+            except BaseException:  # noqa: BLE001 - whatever happens, the child must not return into the host loop
+                traceback.print_exc()
+                code = 1
+            os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        connection.settimeout(None)
+        try:
+            send_message(connection, {"pid": pid})
+        except OSError:
+            pass  # the caller is gone already: the next select sees it and stops the child
+        self.children[pid] = connection
+        self.buffers[connection] = buffer
+        self.selector.register(connection, selectors.EVENT_READ)
+
+    def caller_spoke(self, connection: socket.socket) -> None:
+        """A caller says nothing after its request, so readable means it went away: stop its child."""
+        try:
+            data = connection.recv(4096)
+        except OSError:
+            data = b""
+        if data:
+            return
+        self.selector.unregister(connection)
+        for pid, owner in self.children.items():
+            if owner is connection and pid not in self.orphans:
+                self.orphans[pid] = time.monotonic()
+                _signal(pid, signal.SIGTERM)
+
+    def reap(self) -> None:
+        now = time.monotonic()
+        for pid, since in list(self.orphans.items()):
+            if now - since > KILL_AFTER_S:
+                _signal(pid, signal.SIGKILL)
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            connection = self.children.pop(pid, None)
+            self.orphans.pop(pid, None)
+            self.last_active = now
+            if connection is None:
+                continue
+            code = os.waitstatus_to_exitcode(status)
+            try:
+                send_message(connection, {"exit": code if code >= 0 else 128 - code})
+            except OSError:
+                pass
+            if _registered(self.selector, connection):
+                self.selector.unregister(connection)
+            self.buffers.pop(connection, None)
+            connection.close()
+
+
+def _registered(selector: selectors.BaseSelector, connection: socket.socket) -> bool:
+    try:
+        selector.get_key(connection)
+        return True
+    except KeyError:
+        return False
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def become_caller(request: dict, fds: list[int], connection: socket.socket, key: str) -> int:
+    """In the forked child: take on the caller's descriptors, folder, environment and arguments, run
+    the module as `python -m` would, and end the way an interpreter ends (threads joined, atexit run)."""
+    connection.close()
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    take_descriptors(fds, request["fds"])
+    os.chdir(request["cwd"])
+    os.umask(int(request["umask"]))
+    if int(request["nice"]) > os.getpriority(os.PRIO_PROCESS, 0):
+        os.setpriority(os.PRIO_PROCESS, 0, int(request["nice"]))
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.environ["PAPERS_WARM_CHILD"] = str(os.getpid())
+    os.environ["PAPERS_WARM_CALLER"] = str(request["pid"])
+    sys.stdout.reconfigure(line_buffering=os.isatty(1))
+    forget_project_modules()
+    sys.path[0] = request["cwd"]  # as `python -m` from the caller's folder
+    if "prefect.context" in sys.modules:  # Prefect reads its settings on import; these are the caller's
+        sys.modules["prefect.context"].refresh_global_settings_context()
+    random.seed()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+    multiprocessing.set_executable(str(launcher_path(key)))  # pool workers start as forks too
+    sys.argv = ["-c" if request.get("spawn") else "-m", *request["args"]]  # as the interpreter sets them
+    code = 0
+    try:
+        if request.get("spawn"):
+            from multiprocessing.spawn import spawn_main
+
+            spawn_main(**request["spawn"])
+        else:
+            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    except SystemExit as exit_:
+        code = _exit_code(exit_.code)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        code = 130
+    except BaseException:  # noqa: BLE001 - reported as the interpreter would, with the same status
+        traceback.print_exc()
+        code = 1
+    threading._shutdown()  # noqa: SLF001 - what interpreter exit does first: join non-daemon threads
+    atexit._run_exitfuncs()  # noqa: SLF001
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    return code
+
+
+def take_descriptors(received: list[int], targets: list[int]) -> None:
+    """Give each received descriptor its number in the caller (first out of the way: a target may be
+    another received descriptor's current number)."""
+    parked = [fcntl.fcntl(fd, fcntl.F_DUPFD, PARKED_FROM) for fd in received]
+    for fd in received:
+        os.close(fd)
+    for fd, target in zip(parked, targets):
+        os.dup2(fd, target)
+        os.close(fd)
+
+
+PARKED_FROM = 512
+
+
+def _exit_code(code) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def main(argv: list[str]) -> int:
+    key = argv[0]
+    where = paths(key)
+    lock = open(where["lock"], "a")  # noqa: SIM115 - held, not closed, for the host's lifetime
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0  # another host for this key is starting or serving
+    environ = dict(os.environ)
+    if host_key(environ) != key:
+        return 0  # started for another environment than this one
+    write_spawn_launcher(key)
+    forget_project_modules()
+    preload()
+    Host(key, environ, lock).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
