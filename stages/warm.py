@@ -208,7 +208,7 @@ def spawn_launcher(argv: list[str]) -> int:
     and ends when its own parent (the stage) is gone, which makes the host stop the worker."""
     program = argv[argv.index("-c") + 1] if "-c" in argv else ""
     spawn = {name: int(value) for name, value in SPAWN_ARGUMENT.findall(program)}
-    if set(spawn) == {"tracker_fd", "pipe_handle"}:
+    if set(spawn) == {"tracker_fd", "pipe_handle"} and Path("/proc/self/fd").is_dir():
         parent = os.getppid()
 
         def end_with_parent() -> None:
