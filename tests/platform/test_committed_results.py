@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,13 @@ def test_a_readme_number_that_disagrees_with_its_claims_is_caught(tmp_path):
 def test_the_committed_report_is_the_committed_claims():
     assert git_files("reports/claims.md")
     assert (ROOT / "reports" / "claims.md").read_text() == claims_markdown(read_claims(claims_paths(ROOT)))
+
+
+def test_dvc_plots_show_renders_every_committed_plot_offline(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "dvc", "plots", "show", "-o", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "index.html").read_text()
+    assert "http" not in page and "<script" not in page  # nothing to fetch
+    committed = [f for f in git_files("data") if f.endswith(".png")]
+    assert committed and page.count("<img") == len(committed)
