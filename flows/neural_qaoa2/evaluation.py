@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from scipy.stats import rankdata
 
 from tasks.core.claims import Claim, decided
 from tasks.quantum.critic import decision_inputs
@@ -13,7 +14,7 @@ from tasks.quantum.features import to_tensors
 from tasks.quantum.generator import load_networks
 from tasks.quantum.graph import performance_ratio
 from tasks.quantum.instances import read_biqmac
-from tasks.quantum.partition import modularity_of
+from tasks.quantum.partition import intra_weight_share, modularity_of
 
 COMPARED = ("random", "modularity", "boundary", "kl", "neural")  # the first-place race
 ABLATION = "neural_random_angles"  # Neural's partition with U[0, 2pi) angles
@@ -35,8 +36,50 @@ def pearson(x, y) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
+def centred(values, groups) -> np.ndarray:
+    """`values` minus the mean of their group: what is left once the graph is known."""
+    values, groups = np.asarray(values, dtype=float), np.asarray(groups)
+    out = values.copy()
+    for g in np.unique(groups):
+        out[groups == g] -= values[groups == g].mean()
+    return out
+
+
+def within_pearson(x, y, groups) -> float:
+    """Pearson of per-group centred x and y: how well x ranks the partitions of one graph, without
+    the credit for telling easy graphs from hard ones that a pooled correlation gives."""
+    return pearson(centred(x, groups), centred(y, groups))
+
+
+def within_spearman(x, y, groups) -> float:
+    """within_pearson of the ranks inside each group (ties share their mean rank)."""
+    x, y, groups = np.asarray(x, dtype=float), np.asarray(y, dtype=float), np.asarray(groups)
+    rx, ry = np.empty(len(x)), np.empty(len(y))
+    for g in np.unique(groups):
+        rx[groups == g], ry[groups == g] = rankdata(x[groups == g]), rankdata(y[groups == g])
+    return within_pearson(rx, ry, groups)
+
+
+# predictor -> its field in a held-out row: the critic and its two baseline predictors of rho
+PREDICTORS = {"critic": "rho_hat", "intra_share": "intra_share", "modularity": "modularity"}
+
+
+def correlations(heldout: list[dict]) -> dict[str, float]:
+    """Pooled and within-graph (Pearson, Spearman) correlation of each predictor with realised rho."""
+    rho, groups = [h["rho"] for h in heldout], [h["graph"] for h in heldout]
+    out = {}
+    for name, field in PREDICTORS.items():
+        x = [h[field] for h in heldout]
+        ok = np.isfinite(x)
+        x, r, g = np.asarray(x)[ok], np.asarray(rho)[ok], np.asarray(groups)[ok]
+        out |= {f"{name}.pearson": pearson(x, r), f"{name}.within_pearson": within_pearson(x, r, g),
+                f"{name}.within_spearman": within_spearman(x, r, g)}
+    return out
+
+
 def critic_scores(heldout: list[dict], graphs: Path, networks_path: Path) -> list[dict]:
-    """rho-hat of the critic and the modularity of the level-0 partition, per held-out run."""
+    """rho-hat of the critic, the modularity of the level-0 partition and its share of |w| inside
+    parts, per held-out run."""
     critic, _, _ = load_networks(networks_path)
     scored, cache = [], {}
     with torch.no_grad():
@@ -48,30 +91,34 @@ def critic_scores(heldout: list[dict], graphs: Path, networks_path: Path) -> lis
             tensors, parts, params, _ = critic_sample(tensors, run)
             intra, node_params = decision_inputs(tensors, parts, params)
             scored.append(run | {"rho_hat": float(critic(tensors, intra, node_params)),
-                                 "modularity": modularity_of(graph, parts)})
+                                 "modularity": modularity_of(graph, parts), "intra_share": intra_weight_share(graph, parts)})
     return scored
 
 
 def evaluate_runs(runs: list[dict], heldout: list[dict], reference: dict, graphs: Path, networks_path: Path) -> dict:
     """rho of every run against one reference per graph (every cut found counts), scores per
     (graph, policy), first places, and the critic on held-out runs."""
-    rows, held = [], []
+    rows, held, references = [], [], {}
     for graph in sorted({r["graph"] for r in runs}):
         split = next(r["split"] for r in runs if r["graph"] == graph)
         entry = reference[f"{split}/{graph}"]
         mine, mine_held = [r for r in runs if r["graph"] == graph], [h for h in heldout if h["graph"] == graph]
         optimum = updated_optimum(entry, [r["cut"] for r in mine + mine_held])
+        references[graph] = {"split": split, "family": entry["family"], "status": entry["status"],
+                             "optimum": optimum, "scip": entry["optimum"], "gap": entry["gap"]}
         for r in mine:
             rows.append({k: r[k] for k in ("split", "graph", "policy", "seed", "cut", "time_s", "levels")}
                         | {"optimum": optimum, "rho": performance_ratio(r["cut"], optimum, entry["sum_negative"])})
         held += [h | {"split": split, "rho": performance_ratio(h["cut"], optimum, entry["sum_negative"])} for h in mine_held]
-    per_graph = [{"split": split, "graph": graph, "policy": policy,
+    per_graph = [{"split": split, "graph": graph, "family": references[graph]["family"],
+                  "reference": references[graph]["status"], "policy": policy,
                   "rho": float(np.mean([r["rho"] for r in rows if (r["graph"], r["policy"]) == (graph, policy)])),
                   "time_s": float(np.mean([r["time_s"] for r in rows if (r["graph"], r["policy"]) == (graph, policy)]))}
                  for split, graph in sorted({(r["split"], r["graph"]) for r in rows})
                  for policy in dict.fromkeys(r["policy"] for r in rows)]
     held = critic_scores(held, graphs, networks_path)
-    return {"rows": rows, "per_graph": per_graph, "heldout": held, "summary": summarize(per_graph, held)}
+    return {"rows": rows, "per_graph": per_graph, "heldout": held, "references": references,
+            "summary": summarize(per_graph, held, references)}
 
 
 def scores(per_graph: list[dict], policy: str, split: str | None = None) -> dict[str, float]:
@@ -89,8 +136,12 @@ def first_places(per_graph: list[dict]) -> dict[str, int]:
     return counts
 
 
-def summarize(per_graph: list[dict], heldout: list[dict]) -> dict:
+def summarize(per_graph: list[dict], heldout: list[dict], references: dict[str, dict]) -> dict:
     summary = {}
+    for family in sorted({r["family"] for r in per_graph}):
+        for policy in dict.fromkeys(r["policy"] for r in per_graph):
+            values = [r["rho"] for r in per_graph if r["family"] == family and r["policy"] == policy]
+            summary[f"family.{family}.{policy}.mean_rho"] = float(np.mean(values))
     for split in ("test_id", "test_ood"):
         for policy in dict.fromkeys(r["policy"] for r in per_graph):
             values = list(scores(per_graph, policy, split).values())
@@ -99,9 +150,11 @@ def summarize(per_graph: list[dict], heldout: list[dict]) -> dict:
     for policy in dict.fromkeys(r["policy"] for r in per_graph):
         summary[f"time_s.{policy}"] = float(np.mean([r["time_s"] for r in per_graph if r["policy"] == policy]))
     summary |= {f"first_places.{p}": c for p, c in first_places(per_graph).items()}
-    summary["critic.pearson"] = pearson([h["rho_hat"] for h in heldout], [h["rho"] for h in heldout])
-    summary["modularity.pearson"] = pearson([h["modularity"] for h in heldout], [h["rho"] for h in heldout])
+    summary |= correlations(heldout)
     summary["heldout_samples"] = len(heldout)
+    summary["references.proved"] = sum(r["status"] == "proved" for r in references.values())
+    summary["references.best_known"] = sum(r["status"] != "proved" for r in references.values())
+    summary["references.improved_in_run"] = sum(r["optimum"] > r["scip"] for r in references.values())
     return summary
 
 
@@ -128,5 +181,6 @@ def claims(outcome: dict, *, min_gain: float, min_win_fraction: float, min_corre
     ok = np.isfinite(critic_r) and critic_r >= min_correlation and critic_r > abs(np.nan_to_num(modularity_r))
     c3 = Claim("C3", f"the critic is informative on held-out runs: Pearson(rho-hat, rho) >= {min_correlation} and > "
                "|Pearson(modularity, rho)|", "modularity's correlation 0.2859 on g05_100.1", critic_r, min_correlation,
-               decided(bool(ok), decide), {"modularity_pearson": modularity_r, "samples": s["heldout_samples"]})
+               decided(bool(ok), decide),
+               {"samples": s["heldout_samples"]} | {key: s[key] for key in s if key.split(".")[0] in PREDICTORS})
     return [c1, c2, c3]

@@ -45,12 +45,12 @@ class Params(BaseParams):
     test_ood: list[GraphSet]
     qaoa: Qaoa
     runs_per_train_graph: int = Field(ge=1)
-    level0_mix: dict[Literal["random", "modularity", "boundary", "kl"], float]
+    level0_mix: dict[Literal["random", "modularity", "boundary", "kl", "kl_perturbed", "boundary_perturbed"], float]
     critic: CriticParams
     generator: GeneratorParams
     runs_per_test_graph: int = Field(ge=1)
     heldout_samples_per_graph: int = Field(ge=1)
-    exact_up_to: int = Field(ge=1, le=24)
+    scip_time_limit: float = Field(gt=0)
     local_search_restarts: int = Field(ge=1)
     min_gain: float
     min_win_fraction: float = Field(ge=0, le=1)

@@ -16,13 +16,14 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.runtime import task_runner
-from tasks.core.claims import claims_document
+from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
 from tasks.quantum import dataset, instances
 from tasks.quantum.critic import train_critic
+from tasks.quantum.exact import scip_maxcut
 from tasks.quantum.features import to_tensors
 from tasks.quantum.generator import policy_from_networks, save_networks, train_generator
 from tasks.quantum.qaoa2 import baseline_policy, qaoa_squared
@@ -34,6 +35,8 @@ PAPER = "neural_qaoa2"
 DATA = Path("data") / PAPER
 BASELINES = ("random", "modularity", "boundary", "kl")
 POLICIES = (*BASELINES, "neural")
+HEADLINE = ("test_id.neural.mean_rho", "test_id.kl.mean_rho", "test_id.random.mean_rho", "critic.within_pearson",
+            "intra_share.within_pearson", "references.proved")
 
 
 # ---------------------------------------------------------------- generate
@@ -53,30 +56,36 @@ def graph_specs(params: Params) -> list[tuple[str, str, str, int, int]]:
 
 
 @task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
-def make_graph(folder: Path, split: str, name: str, family: str, size: int, seed: int, exact_up_to: int,
+def make_graph(folder: Path, split: str, name: str, family: str, size: int, seed: int, time_limit: float,
                restarts: int) -> dict:
+    """Write one graph and its reference: SCIP's optimum where it proves one within `time_limit`,
+    else the better of SCIP's incumbent and the best of `restarts` one-flip local searches (its start)."""
     rng = np.random.default_rng(seed)
     graph = instances.FAMILIES[family](size, rng)
     path = folder / split / f"{name}.txt"
     path.parent.mkdir(parents=True, exist_ok=True)
     instances.write_graph(path, graph)
-    exact = graph.n <= exact_up_to
-    optimum, _ = (instances.brute_force_maxcut(graph) if exact
-                  else instances.local_search_maxcut(graph, restarts=restarts, rng=rng))
+    searched, sides = instances.local_search_maxcut(graph, restarts=restarts, rng=rng)
+    solved = scip_maxcut(graph, time_limit=time_limit, start=sides, seed=seed % 2**30)
     return {"split": split, "name": name, "family": family, "n": graph.n, "m": len(graph.edges),
-            "optimum": float(optimum), "exact": exact, "sum_negative": graph.sum_negative}
+            "optimum": solved.cut, "status": "proved" if solved.proved else "best_known", "bound": solved.bound,
+            "gap": solved.gap, "solver_time_s": solved.time_s, "local_search": searched,
+            "sum_negative": graph.sum_negative}
 
 
 @flow(name="neural_qaoa2-generate", task_runner=task_runner("process"))
 def generate(params: Params, context: StageContext) -> StageReport:
     folder = context.out(str(DATA / "graphs"))
-    futures = [make_graph.submit(folder, *spec, params.exact_up_to, params.local_search_restarts)
+    futures = [make_graph.submit(folder, *spec, params.scip_time_limit, params.local_search_restarts)
                for spec in graph_specs(params)]
     reference = {f"{r['split']}/{r['name']}": r for r in (f.result() for f in futures)}
     write_json(context.out(str(DATA / "reference.json")), reference)
-    return StageReport(metrics={f"graphs.{split}": sum(r["split"] == split for r in reference.values())
+    entries = list(reference.values())
+    return StageReport(metrics={f"graphs.{split}": sum(r["split"] == split for r in entries)
                                 for split in ("train", "test_id", "test_ood")}
-                       | {"exact_fraction": float(np.mean([r["exact"] for r in reference.values()]))})
+                       | {"proved_fraction": float(np.mean([r["status"] == "proved" for r in entries])),
+                          "local_search_below_reference": sum(r["local_search"] < r["optimum"] for r in entries),
+                          "max_gap": max(r["gap"] for r in entries)})
 
 
 # ---------------------------------------------------------------- solve (critic data)
@@ -87,23 +96,31 @@ def qaoa_options(params: Params) -> dict:
 
 
 @task(cache_policy=NO_CACHE)
-def baseline_run(graph_path: Path, level0: str, seed: int, options: dict) -> dict:
-    """One QAOA^2 run: `level0` partitions the original graph, random deeper; U[0, 2pi) angles."""
-    graph = instances.read_biqmac(graph_path)
-    first, rest = baseline_policy(level0), baseline_policy("random")
+def baseline_runs(graph_path: Path, plan: list[tuple[str, int]], options: dict) -> list[dict]:
+    """QAOA^2 runs on one graph, one per (level0, seed) of `plan` (one task per graph: hundreds of
+    0.1 s runs would otherwise pay a task's overhead each): `level0` partitions the original graph,
+    random deeper; U[0, 2pi) angles."""
+    graph, rest = instances.read_biqmac(graph_path), baseline_policy("random")
+    runs = []
+    for level0, seed in plan:
+        first = baseline_policy(level0)
 
-    def policy(g, n_max, rng, level):
-        return (first if level == 0 else rest)(g, n_max, rng, level)
+        def policy(g, n_max, rng, level, first=first):
+            return (first if level == 0 else rest)(g, n_max, rng, level)
 
-    result = qaoa_squared(graph, policy, rng=np.random.default_rng(seed), **options)
-    return {"graph": graph_path.stem, "level0": level0, "cut": result.cut, "time_s": result.time_s,
-            "parts": [p.tolist() for p in result.level0_parts], "params": [list(map(float, p)) for p in result.level0_params]}
+        result = qaoa_squared(graph, policy, rng=np.random.default_rng(seed), **options)
+        runs.append({"graph": graph_path.stem, "split": graph_path.parent.name, "level0": level0, "cut": result.cut,
+                     "time_s": result.time_s, "parts": [p.tolist() for p in result.level0_parts],
+                     "params": [list(map(float, p)) for p in result.level0_params]})
+    return runs
 
 
-def level0_choices(params: Params, rng: np.random.Generator, count: int) -> list[str]:
+def level0_plan(params: Params, rng: np.random.Generator, count: int, *seed_keys) -> list[tuple[str, int]]:
+    """`count` (level-0 policy drawn from the level0_mix, seed of the run) pairs."""
     names = list(params.level0_mix)
     weights = np.array([params.level0_mix[n] for n in names], dtype=float)
-    return list(rng.choice(names, size=count, p=weights / weights.sum()))
+    return [(str(name), derive_seed(params.seed, *seed_keys, k))
+            for k, name in enumerate(rng.choice(names, size=count, p=weights / weights.sum()))]
 
 
 @flow(name="neural_qaoa2-solve", task_runner=task_runner("process"))
@@ -111,12 +128,10 @@ def solve(params: Params, context: StageContext) -> StageReport:
     graphs = context.data(str(DATA / "graphs"))
     reference = dataset.load_reference(context.data(str(DATA / "reference.json")))
     rng = np.random.default_rng(derive_seed(params.seed, "critic-data"))
-    jobs = []
-    for path in sorted((graphs / "train").glob("*.txt")):
-        for run, level0 in enumerate(level0_choices(params, rng, params.runs_per_train_graph)):
-            jobs.append(baseline_run.submit(path, level0, derive_seed(params.seed, "train-run", path.stem, run),
-                                            qaoa_options(params)))
-    runs = [job.result() for job in jobs]
+    jobs = [baseline_runs.submit(path, level0_plan(params, rng, params.runs_per_train_graph, "train-run", path.stem),
+                                 qaoa_options(params))
+            for path in sorted((graphs / "train").glob("*.txt"))]
+    runs = [run for job in jobs for run in job.result()]
     samples = dataset.label_runs(runs, reference, "train")
     write_json(context.out(str(DATA / "critic_data.json")), samples)
     by_policy = {p: [s["rho"] for s in samples if s["level0"] == p] for p in params.level0_mix}
@@ -167,13 +182,17 @@ def make_policy(name: str, networks_path: Path, tta_steps: int):
 
 
 @task(cache_policy=NO_CACHE)
-def policy_run(graph_path: Path, policy_name: str, seed: int, options: dict, networks_path: Path, tta_steps: int) -> dict:
+def policy_runs(graph_path: Path, policy_name: str, seeds: list[int], options: dict, networks_path: Path,
+                tta_steps: int) -> list[dict]:
+    """The R evaluation runs of one policy on one graph."""
     graph = instances.read_biqmac(graph_path)
     policy = make_policy(policy_name, networks_path, tta_steps)
-    result = qaoa_squared(graph, policy, rng=np.random.default_rng(seed), **options)
-    return {"split": graph_path.parent.name, "graph": graph_path.stem, "policy": policy_name, "seed": seed,
-            "cut": result.cut, "time_s": result.time_s, "levels": result.levels,
-            "parts": [p.tolist() for p in result.level0_parts], "params": [list(map(float, p)) for p in result.level0_params]}
+    runs = []
+    for seed in seeds:
+        result = qaoa_squared(graph, policy, rng=np.random.default_rng(seed), **options)
+        runs.append({"split": graph_path.parent.name, "graph": graph_path.stem, "policy": policy_name, "seed": seed,
+                     "cut": result.cut, "time_s": result.time_s, "levels": result.levels})
+    return runs
 
 
 @flow(name="neural_qaoa2-evaluate", task_runner=task_runner("process"))
@@ -183,25 +202,25 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     networks_path = context.data(str(DATA / "networks.pt"))
     reference = dataset.load_reference(context.data(str(DATA / "reference.json")))
     test_paths = sorted((graphs / "test_id").glob("*.txt")) + sorted((graphs / "test_ood").glob("*.txt"))
-    jobs = [policy_run.submit(path, policy, derive_seed(params.seed, "eval", path.stem, policy, run), qaoa_options(params),
-                              networks_path, params.generator.tta_steps)
-            for path in test_paths for policy in (*POLICIES, evaluation.ABLATION) for run in range(params.runs_per_test_graph)]
+    jobs = [policy_runs.submit(path, policy, [derive_seed(params.seed, "eval", path.stem, policy, run)
+                                              for run in range(params.runs_per_test_graph)],
+                               qaoa_options(params), networks_path, params.generator.tta_steps)
+            for path in test_paths for policy in (*POLICIES, evaluation.ABLATION)]
     rng = np.random.default_rng(derive_seed(params.seed, "heldout"))
-    heldout_paths, heldout_jobs = [], []
-    for path in test_paths:  # held-out critic samples: mixed level-0 partitions, random angles
-        for k, level0 in enumerate(level0_choices(params, rng, params.heldout_samples_per_graph)):
-            heldout_paths.append(path)
-            heldout_jobs.append(baseline_run.submit(path, level0, derive_seed(params.seed, "heldout-run", path.stem, k),
-                                                    qaoa_options(params)))
-    runs = [job.result() for job in jobs]
-    heldout = [job.result() | {"split": path.parent.name} for job, path in zip(heldout_jobs, heldout_paths)]
+    heldout_jobs = [baseline_runs.submit(path, level0_plan(params, rng, params.heldout_samples_per_graph, "heldout-run",
+                                                           path.stem), qaoa_options(params))
+                    for path in test_paths]  # held-out critic samples: the critic data's level-0 mix, random angles
+    runs = [run for job in jobs for run in job.result()]
+    heldout = [run for job in heldout_jobs for run in job.result()]
     outcome = evaluation.evaluate_runs(runs, heldout, reference, graphs, networks_path)
     claims = evaluation.claims(outcome, min_gain=params.min_gain, min_win_fraction=params.min_win_fraction,
                                 min_correlation=params.min_correlation, decide=params.decide_claims)
     write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
     write_csv(context.out(str(DATA / "runs.csv")), outcome["rows"])
     write_csv(context.out(str(DATA / "per_graph.csv")), outcome["per_graph"])
-    write_json(context.out(str(DATA / "metrics.json")), outcome["summary"])
+    s = outcome["summary"]
+    write_json(context.out(str(DATA / "metrics.json")),
+               headline_metrics(claims, **{key: s[key] for key in HEADLINE}))
     folder = context.out(str(DATA / "plots"))
     plots.rho_per_policy(outcome["per_graph"], (*POLICIES, evaluation.ABLATION), folder / "rho_per_policy.png")
     plots.critic_calibration(outcome["heldout"], folder / "critic_calibration.png")

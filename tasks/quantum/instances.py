@@ -7,7 +7,8 @@ Families (each `generator(n_or_L, rng)`, deterministic for a seed):
   t2g_L   L × L torus, w = round(1e5·N(0, 1))
 Files: Biq Mac style "n m" then "u v w" (1-based) for `write_graph`/`read_biqmac`; a plain
 0-based "u v w" edge list for `read_edge_list`; a whitespace matrix for `read_qubo`.
-Reference OPT: exact brute force for n ≤ 22, otherwise the best of random-restart one-flip searches.
+Reference OPT helpers: exact brute force for n ≤ 22 (the tests' ground truth), random-restart one-flip
+searches (the start handed to SCIP, exact.py, which gives the pipeline's references).
 Readers refuse (GraphFormatError, an InputError) binary or oversized files, node ids and matrix sizes
 above MAX_NODES / MAX_QUBO_VARIABLES before allocating anything, more than MAX_EDGES edges, and
 weights that are not finite or exceed MAX_ABS_WEIGHT in magnitude (their sums would overflow).

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tasks.quantum.graph import WeightedGraph
-from tasks.quantum.partition import POLICIES
+from tasks.quantum.partition import SAMPLING_POLICIES
 
 Params = tuple[float, float]
 # policy(graph_at_level, n_max, rng, level) -> (parts, params), one (gamma, beta) per part
@@ -40,10 +40,11 @@ class QAOA2Result:
 
 
 def baseline_policy(name: str) -> Policy:
-    """A POLICIES entry with U[0, 2pi) gamma and beta per part drawn from rng (spec §4)."""
-    if name not in POLICIES:
-        raise ValueError(f"baseline policy must be one of {sorted(POLICIES)}, got {name!r}")
-    partition = POLICIES[name]
+    """A partition policy of SAMPLING_POLICIES (the compared baselines and the perturbed ones of the
+    critic data) with U[0, 2pi) gamma and beta per part drawn from rng (spec §4)."""
+    if name not in SAMPLING_POLICIES:
+        raise ValueError(f"baseline policy must be one of {sorted(SAMPLING_POLICIES)}, got {name!r}")
+    partition = SAMPLING_POLICIES[name]
 
     def policy(graph: WeightedGraph, n_max: int, rng: np.random.Generator, level: int):
         parts = partition(graph, n_max, rng)

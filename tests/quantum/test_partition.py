@@ -1,6 +1,8 @@
 """Baseline partition policies (spec neural_qaoa2 §4, §10 "Partitions"): every policy returns a disjoint
 cover of the nodes by non-empty parts of <= n_max nodes, random gives exactly ceil(n/n_max) parts, and
-the split / merge / boundary / KL steps do what §4 says on hand-made graphs."""
+the split / merge / boundary / KL steps do what §4 says on hand-made graphs; the modularity policy
+ignores weights (as the authors' code); the perturbed partitions of the critic data keep part sizes;
+the intra-part |w| share by hand."""
 from __future__ import annotations
 
 import networkx as nx
@@ -8,7 +10,16 @@ import numpy as np
 import pytest
 
 from tasks.quantum.graph import WeightedGraph
-from tasks.quantum.partition import POLICIES, merge_small, modularity_of, reduce_boundary, split_large
+from tasks.quantum.partition import (
+    POLICIES,
+    SAMPLING_POLICIES,
+    intra_weight_share,
+    merge_small,
+    modularity_of,
+    modularity_partition,
+    reduce_boundary,
+    split_large,
+)
 
 
 def gnp(n: int, p: float, rng: np.random.Generator, weights=lambda rng, m: np.ones(m), isolated: int = 0) -> WeightedGraph:
@@ -45,12 +56,12 @@ def assert_cover(parts: list[np.ndarray], n: int, n_max: int) -> None:
     assert np.array_equal(np.sort(flat), np.arange(n))
 
 
-@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("policy", sorted(SAMPLING_POLICIES))
 @pytest.mark.parametrize("name", sorted(graphs()))
 @pytest.mark.parametrize("n_max", [3, 6, 10])
 def test_policy_returns_disjoint_cover(policy, name, n_max):
     graph = graphs()[name]
-    parts = POLICIES[policy](graph, n_max, np.random.default_rng(0))
+    parts = SAMPLING_POLICIES[policy](graph, n_max, np.random.default_rng(0))
     assert_cover(parts, graph.n, n_max)
     if graph.n <= n_max:
         assert len(parts) == 1
@@ -60,11 +71,11 @@ def test_policy_returns_disjoint_cover(policy, name, n_max):
         assert max(sizes) - min(sizes) <= 1
 
 
-@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("policy", sorted(SAMPLING_POLICIES))
 def test_policy_is_deterministic_for_a_seed(policy):
     graph = graphs()["w05_40_isolated"]
-    a = POLICIES[policy](graph, 6, np.random.default_rng(3))
-    b = POLICIES[policy](graph, 6, np.random.default_rng(3))
+    a = SAMPLING_POLICIES[policy](graph, 6, np.random.default_rng(3))
+    b = SAMPLING_POLICIES[policy](graph, 6, np.random.default_rng(3))
     assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
 
 
@@ -112,11 +123,41 @@ def test_kl_and_modularity_separate_two_cliques():
         assert sorted(map(tuple, parts)) == [(0, 1, 2, 3, 4), (5, 6, 7, 8, 9)], policy
 
 
-def test_modularity_of_matches_networkx_and_is_nan_when_undefined():
+def test_modularity_of_is_the_unweighted_modularity_and_nan_without_edges():
     graph = graphs()["w05_40_isolated"]
     parts = POLICIES["random"](graph, 8, np.random.default_rng(0))
     g = nx.Graph()
     g.add_nodes_from(range(graph.n))
-    g.add_weighted_edges_from((int(u), int(v), float(w)) for (u, v), w in zip(graph.edges, graph.weights))
+    g.add_edges_from(map(tuple, graph.edges.tolist()))
     assert modularity_of(graph, parts) == pytest.approx(nx.community.modularity(g, [set(p) for p in parts]))
-    assert np.isnan(modularity_of(graphs()["zero_sum"], [np.arange(12)]))
+    assert np.isfinite(modularity_of(graphs()["zero_sum"], [np.arange(12)]))  # signed weights summing to 0 are fine
+    assert np.isnan(modularity_of(graphs()["no_edges_13"], [np.arange(13)]))
+
+
+def test_modularity_policy_ignores_weights():
+    """Reweighting the edges (signs included) changes nothing before merge_small: with every part already at
+    capacity, nothing is merged, so the communities of the unweighted graph come back as they are."""
+    clique = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    edges = np.array(clique + [(i + 4, j + 4) for i, j in clique] + [(3, 4)])
+    rng = np.random.default_rng(0)
+    plain = WeightedGraph(8, edges, np.ones(len(edges)))
+    weighted = WeightedGraph(8, edges, rng.choice([-5.0, 1.0, 7.0], size=len(edges)))
+    expected = [(0, 1, 2, 3), (4, 5, 6, 7)]
+    for graph in (plain, weighted):
+        assert sorted(map(tuple, modularity_partition(graph, 4, np.random.default_rng(1)))) == expected
+
+
+@pytest.mark.parametrize("base", ["kl", "boundary"])
+def test_perturbed_partitions_keep_sizes_and_differ(base):
+    graph = graphs()["g05_37"]
+    original = SAMPLING_POLICIES[base](graph, 6, np.random.default_rng(4))
+    changed = SAMPLING_POLICIES[f"{base}_perturbed"](graph, 6, np.random.default_rng(4))  # same draws, then swaps
+    assert sorted(map(len, changed)) == sorted(map(len, original))
+    assert sorted(map(tuple, changed)) != sorted(map(tuple, original))
+
+
+def test_intra_weight_share_by_hand():
+    graph = WeightedGraph(4, np.array([[0, 1], [1, 2], [2, 3], [0, 3]]), np.array([2.0, -1.0, 3.0, -4.0]))
+    assert intra_weight_share(graph, [np.array([0, 1]), np.array([2, 3])]) == pytest.approx(5 / 10)
+    assert intra_weight_share(graph, [np.array([0, 3]), np.array([1, 2])]) == pytest.approx(5 / 10)
+    assert intra_weight_share(graph, [np.arange(4)]) == 1.0

@@ -1,0 +1,36 @@
+"""SCIP reference optima (tasks/quantum/exact.py): equal to brute force on small graphs of every family
+(signed and mixed-sign weights, the QUBO reduction, the torus), a cut that matches its sides, and on a
+graph SCIP cannot close in its time limit, an unproved answer with a valid bound no worse than its start."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tasks.quantum.exact import scip_maxcut
+from tasks.quantum.graph import WeightedGraph
+from tasks.quantum.instances import FAMILIES, brute_force_maxcut, g05, local_search_maxcut
+
+
+@pytest.mark.parametrize("family, size", [("g05", 14), ("pm1s", 18), ("w05", 14), ("pw05", 14), ("bqp", 13), ("t2g", 4)])
+def test_scip_proves_the_brute_force_optimum(family, size):
+    graph = FAMILIES[family](size, np.random.default_rng(5))
+    optimum, _ = brute_force_maxcut(graph)
+    solved = scip_maxcut(graph, time_limit=30.0)
+    assert solved.proved and solved.gap == 0.0
+    assert solved.cut == optimum == graph.cut(solved.sides) == solved.bound
+
+
+def test_unproved_answer_is_bounded_and_no_worse_than_its_start():
+    graph = g05(90, np.random.default_rng(1))
+    start_cut, start = local_search_maxcut(graph, restarts=5, rng=0)
+    solved = scip_maxcut(graph, time_limit=0.5, start=start)
+    assert not solved.proved and solved.gap > 0
+    assert solved.cut == graph.cut(solved.sides) >= start_cut
+    assert solved.bound >= solved.cut and solved.bound <= graph.weights.sum()
+
+
+def test_edgeless_graph_and_bad_time_limit():
+    empty = WeightedGraph(4, np.zeros((0, 2), dtype=int), np.zeros(0))
+    assert scip_maxcut(empty, time_limit=1.0).cut == 0.0
+    with pytest.raises(ValueError, match="time_limit"):
+        scip_maxcut(empty, time_limit=0.0)
