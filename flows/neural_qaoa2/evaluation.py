@@ -105,7 +105,7 @@ def evaluate_runs(runs: list[dict], heldout: list[dict], reference: dict, graphs
         mine, mine_held = [r for r in runs if r["graph"] == graph], [h for h in heldout if h["graph"] == graph]
         optimum = updated_optimum(entry, [r["cut"] for r in mine + mine_held])
         references[graph] = {"split": split, "family": entry["family"], "status": entry["status"],
-                             "optimum": optimum, "scip": entry["optimum"], "gap": entry["gap"]}
+                             "optimum": optimum, "generated": entry["optimum"], "gap": entry["gap"]}
         for r in mine:
             rows.append({k: r[k] for k in ("split", "graph", "policy", "seed", "cut", "time_s", "levels")}
                         | {"optimum": optimum, "rho": performance_ratio(r["cut"], optimum, entry["sum_negative"])})
@@ -154,7 +154,7 @@ def summarize(per_graph: list[dict], heldout: list[dict], references: dict[str, 
     summary["heldout_samples"] = len(heldout)
     summary["references.proved"] = sum(r["status"] == "proved" for r in references.values())
     summary["references.best_known"] = sum(r["status"] != "proved" for r in references.values())
-    summary["references.improved_in_run"] = sum(r["optimum"] > r["scip"] for r in references.values())
+    summary["references.improved_in_run"] = sum(r["optimum"] > r["generated"] for r in references.values())
     return summary
 
 

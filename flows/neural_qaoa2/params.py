@@ -50,6 +50,8 @@ class Params(BaseParams):
     generator: GeneratorParams
     runs_per_test_graph: int = Field(ge=1)
     heldout_samples_per_graph: int = Field(ge=1)
+    scip_max_edges: int = Field(ge=0)
+    scip_node_limit: int = Field(ge=1)
     scip_time_limit: float = Field(gt=0)
     local_search_restarts: int = Field(ge=1)
     min_gain: float

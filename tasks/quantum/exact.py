@@ -21,27 +21,35 @@ from tasks.quantum.graph import WeightedGraph
 @dataclass(frozen=True)
 class MaxCutSolve:
     """cut: best cut found (= graph.cut(sides)); bound: SCIP's upper bound on the optimum; proved:
-    SCIP closed the gap (status 'optimal'); gap = (bound - cut) / max(|cut|, 1); time_s: SCIP's solve time."""
+    SCIP closed the gap (status 'optimal'); gap = (bound - cut) / max(|cut|, 1); status: SCIP's ('optimal',
+    'nodelimit', 'timelimit'); nodes: branch-and-bound nodes; time_s: SCIP's solve time."""
 
     cut: float
     sides: np.ndarray
     bound: float
     proved: bool
     gap: float
+    status: str
+    nodes: int
     time_s: float
 
 
-def scip_maxcut(graph: WeightedGraph, *, time_limit: float, start: np.ndarray | None = None,
+def scip_maxcut(graph: WeightedGraph, *, node_limit: int, time_limit: float, start: np.ndarray | None = None,
                 seed: int = 0) -> MaxCutSolve:
-    """Maximum cut of `graph` by SCIP on one thread within `time_limit` seconds of wall time;
+    """Maximum cut of `graph` by SCIP on one thread within `node_limit` branch-and-bound nodes (the budget:
+    deterministic, so the same graph gets the same answer on any machine) and `time_limit` seconds of
+    wall time (a safety net; when it binds, the answer depends on the machine and says so in `status`);
     `start` (0/1 sides) is tried as the first incumbent."""
     if not time_limit > 0:
         raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
+    if not node_limit >= 1:
+        raise ValueError(f"node_limit must be >= 1, got {node_limit!r}")
     n = graph.n
     if len(graph.edges) == 0:
-        return MaxCutSolve(0.0, np.zeros(n, dtype=int), 0.0, True, 0.0, 0.0)
+        return MaxCutSolve(0.0, np.zeros(n, dtype=int), 0.0, True, 0.0, "optimal", 0, 0.0)
     model = Model("maxcut")
     model.hideOutput()
+    model.setParam("limits/nodes", int(node_limit))
     model.setParam("limits/time", float(time_limit))
     model.setParam("timing/clocktype", 2)  # wall clock, as the time limit is meant
     model.setParam("parallel/maxnthreads", 1)
@@ -72,6 +80,7 @@ def scip_maxcut(graph: WeightedGraph, *, time_limit: float, start: np.ndarray | 
     sides = np.array([round(model.getSolVal(best, xi)) for xi in x], dtype=int)
     cut = graph.cut(sides)
     bound = max(float(model.getDualbound()), cut)
-    proved = model.getStatus() == "optimal"
+    status = model.getStatus()
+    proved = status == "optimal"
     return MaxCutSolve(cut, sides, cut if proved else bound, proved, 0.0 if proved else (bound - cut) / max(abs(cut), 1.0),
-                       float(model.getSolvingTime()))
+                       status, int(model.getNNodes()), float(model.getSolvingTime()))

@@ -73,7 +73,7 @@ def test_qaoa2_solve(tmp_path, networks, surrogate):
     check_rows([
         ok(*solve, "--help"),
         ok(*solve, graph, "--policy", "kl", "--out", str(tmp_path / "sides.txt")),
-        ok(*solve, graph, "--networks", str(networks), "--tta-steps", "1", "--json"),
+        ok(*solve, graph, "--policy", "neural", "--networks", str(networks), "--tta-steps", "1", "--json"),
         ok(*solve, f("q.txt", "1 -2\n-2 3\n"), "--qubo", "--policy", "random"),
         bad((*solve, f("far.txt", "0 1000000000 1\n"), "--policy", "kl"), "far.txt:1", "node 1000000000", "10,000 nodes"),
         bad((*solve, f("heavy.txt", "0 1 1e308\n1 2 1e308\n0 2 1\n"), "--policy", "kl"), "heavy.txt:1", "1e308", "1e+12"),
@@ -89,14 +89,14 @@ def test_qaoa2_solve(tmp_path, networks, surrogate):
         bad((*solve, f("wide.txt", "0\n" * 1001), "--qubo", "--policy", "kl"), "wide.txt", "1,000 variables"),
         bad((*solve, graph, "--policy", "kl", "--out", str(tmp_path / "no" / "dir" / "o.txt")), "--out", "does not exist"),
         bad((*solve, graph, "--policy", "kl", "--out", str(tmp_path)), "--out", "folder"),
-        bad((*solve, graph, "--networks", f("garbage.pt", bytes(range(256)))), "garbage.pt", "torch.save"),
-        bad((*solve, graph, "--networks", f("text.pt", "hello\n")), "text.pt", "torch.save"),
-        bad((*solve, graph, "--networks", str(tmp_path / "absent.pt")), "--networks", "absent.pt", "no such file"),
-        bad((*solve, graph, "--networks", str(surrogate)), "surrogate.pt", "another kind"),
+        bad((*solve, graph, "--policy", "neural", "--networks", f("garbage.pt", bytes(range(256)))), "garbage.pt", "torch.save"),
+        bad((*solve, graph, "--policy", "neural", "--networks", f("text.pt", "hello\n")), "text.pt", "torch.save"),
+        bad((*solve, graph, "--policy", "neural", "--networks", str(tmp_path / "absent.pt")), "--networks", "absent.pt", "no such file"),
+        bad((*solve, graph, "--policy", "neural", "--networks", str(surrogate)), "surrogate.pt", "another kind"),
         bad((*solve, graph, "--policy", "quantum"), "--policy", "quantum"),
         bad((*solve, graph, "--policy", "kl", "--n-max", "-3"), "--n-max", "-3"),
         bad((*solve, graph, "--policy", "kl", "--n-max", "100000"), "--n-max", "2..16"),
-        bad((*solve, graph, "--tta-steps", "-1"), "--tta-steps"),
+        bad((*solve, graph, "--policy", "neural", "--tta-steps", "-1"), "--tta-steps"),
         bad((*solve, graph, "--policy", "kl", "--seed", "-1"), "--seed"),
     ], cwd=tmp_path)
 

@@ -15,22 +15,32 @@ from tasks.quantum.instances import FAMILIES, brute_force_maxcut, g05, local_sea
 def test_scip_proves_the_brute_force_optimum(family, size):
     graph = FAMILIES[family](size, np.random.default_rng(5))
     optimum, _ = brute_force_maxcut(graph)
-    solved = scip_maxcut(graph, time_limit=30.0)
-    assert solved.proved and solved.gap == 0.0
+    solved = scip_maxcut(graph, node_limit=10**6, time_limit=60.0)
+    assert solved.proved and solved.gap == 0.0 and solved.status == "optimal"
     assert solved.cut == optimum == graph.cut(solved.sides) == solved.bound
 
 
-def test_unproved_answer_is_bounded_and_no_worse_than_its_start():
-    graph = g05(90, np.random.default_rng(1))
+def test_node_limited_answer_is_bounded_no_worse_than_its_start_and_deterministic():
+    graph = FAMILIES["pm1s"](60, np.random.default_rng(1))
     start_cut, start = local_search_maxcut(graph, restarts=5, rng=0)
-    solved = scip_maxcut(graph, time_limit=0.5, start=start)
-    assert not solved.proved and solved.gap > 0
+    solved = scip_maxcut(graph, node_limit=2, time_limit=60.0, start=start)
+    assert not solved.proved and solved.gap > 0 and solved.status == "nodelimit" and solved.nodes == 2
     assert solved.cut == graph.cut(solved.sides) >= start_cut
-    assert solved.bound >= solved.cut and solved.bound <= graph.weights.sum()
+    assert solved.bound >= solved.cut and solved.bound <= np.abs(graph.weights).sum()
+    again = scip_maxcut(graph, node_limit=2, time_limit=60.0, start=start)
+    assert (again.cut, again.bound) == (solved.cut, solved.bound)
+
+
+def test_time_limit_is_reported():
+    graph = g05(90, np.random.default_rng(1))
+    solved = scip_maxcut(graph, node_limit=10**6, time_limit=0.2)
+    assert not solved.proved and solved.status == "timelimit" and solved.cut == graph.cut(solved.sides)
 
 
 def test_edgeless_graph_and_bad_time_limit():
     empty = WeightedGraph(4, np.zeros((0, 2), dtype=int), np.zeros(0))
-    assert scip_maxcut(empty, time_limit=1.0).cut == 0.0
+    assert scip_maxcut(empty, node_limit=1, time_limit=1.0).cut == 0.0
     with pytest.raises(ValueError, match="time_limit"):
-        scip_maxcut(empty, time_limit=0.0)
+        scip_maxcut(empty, node_limit=1, time_limit=0.0)
+    with pytest.raises(ValueError, match="node_limit"):
+        scip_maxcut(empty, node_limit=0, time_limit=1.0)

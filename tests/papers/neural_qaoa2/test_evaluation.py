@@ -33,9 +33,9 @@ def heldout_rows() -> list[dict]:
              "modularity": 0.3} for g, values in rho.items() for k, r in enumerate(values)]
 
 
-REFERENCES = {"g0": {"status": "proved", "optimum": 10.0, "scip": 10.0},
-              "g1": {"status": "best_known", "optimum": 12.0, "scip": 11.0},
-              "o0": {"status": "proved", "optimum": 5.0, "scip": 5.0}}
+REFERENCES = {"g0": {"status": "proved", "optimum": 10.0, "generated": 10.0},
+              "g1": {"status": "best_known", "optimum": 12.0, "generated": 11.0},
+              "o0": {"status": "proved", "optimum": 5.0, "generated": 5.0}}
 
 
 def test_within_graph_correlation_ignores_differences_between_graphs():
