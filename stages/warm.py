@@ -13,7 +13,7 @@ stages` loads before it knows whether to fork or to run here. The caller forward
 SIGTERM and SIGHUP to the child and exits with its status; if the caller dies, the host
 terminates the child. Hosts are keyed by everything fixed when a library is imported (the
 interpreter, its installed packages, the environment variables libraries read on import, the
-memory limit), so a changed environment gets its own host and an idle host exits after
+memory limit, the niceness), so a changed environment gets its own host and an idle host exits after
 IDLE_EXIT_S. PAPERS_WARM=0 turns hosting off.
 """
 from __future__ import annotations
@@ -70,6 +70,7 @@ def host_key(environ: dict | None = None) -> str:
         "packages": packages.stat().st_mtime_ns if packages.exists() else 0,
         "env": sorted((k, v) for k, v in environ.items() if k.startswith(IMPORT_TIME_ENV)),
         "memory_limit": resource.getrlimit(resource.RLIMIT_AS),
+        "nice": os.getpriority(os.PRIO_PROCESS, 0),  # a child cannot be less nice than its host without privileges
     }
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:20]
 
@@ -146,7 +147,7 @@ def run_in_host(module: str, args: list[str], fds: tuple[int, ...] = (0, 1, 2), 
         return None
     with connection:
         request = {"module": module, "args": list(args), "cwd": os.getcwd(), "env": dict(os.environ), "pid": os.getpid(),
-                   "umask": _umask(), "nice": os.getpriority(os.PRIO_PROCESS, 0), "fds": list(fds), "spawn": spawn}
+                   "umask": _umask(), "fds": list(fds), "spawn": spawn}
         try:
             send_message(connection, request, fds=list(fds))
             buffer = bytearray()

@@ -214,8 +214,6 @@ def become_caller(request: dict, fds: list[int], connection: socket.socket, key:
     take_descriptors(fds, request["fds"])
     os.chdir(request["cwd"])
     os.umask(int(request["umask"]))
-    if int(request["nice"]) > os.getpriority(os.PRIO_PROCESS, 0):
-        os.setpriority(os.PRIO_PROCESS, 0, int(request["nice"]))
     os.environ.clear()
     os.environ.update(request["env"])
     os.environ["PAPERS_WARM_CHILD"] = str(os.getpid())
