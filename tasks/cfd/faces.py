@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
-from .lattice import Lattice, equilibrium
+from .lattice import Lattice, equilibrium, lattice_tensors
 
 
 def ramped_speed(step: int, speed: float, ramp_steps: int) -> float:
@@ -48,10 +49,10 @@ def inlet(new: torch.Tensor, lattice: Lattice, velocity: torch.Tensor) -> None:
 def outlet(new: torch.Tensor, lattice: Lattice) -> None:
     """Last x column := f_eq(rho = 1, u of the column before): a density anchor (zero-gradient
     copying lets the mean density drift)."""
-    c = torch.as_tensor(lattice.c.T, dtype=new.dtype, device=new.device)
+    c, _ = lattice_tensors(lattice.name, new.dtype, new.device)
     inner = new[:, :, -2]
     rho = inner.sum(0)
-    u = torch.tensordot(c, inner, dims=1) / rho
+    u = torch.tensordot(c.T, inner, dims=1) / rho
     new[:, :, -1] = equilibrium(torch.ones_like(rho), u, lattice)
 
 
@@ -62,7 +63,7 @@ def wall_row(post: torch.Tensor, new: torch.Tensor, lattice: Lattice, bottom: bo
     pointing into the wall, x_f the first fluid row. rho [B, *face] is needed when wall_speed != 0."""
     row = 1 if bottom else new.shape[-1] - 2
     towards = -1 if bottom else 1
-    for i in torch.nonzero(torch.as_tensor(lattice.c[:, -1] == towards)).flatten().tolist():
+    for i in np.flatnonzero(lattice.c[:, -1] == towards).tolist():
         reflected = post[i][..., row]
         if wall_speed != 0.0:
             reflected = reflected - 6 * lattice.w[i] * lattice.c[i, 0] * wall_speed * rho

@@ -55,11 +55,19 @@ def get_lattice(name: str) -> Lattice:
     raise ValueError(f"lattice: must be one of D2Q9, D3Q19, D3Q27, got {name!r}")
 
 
+@cache
+def lattice_tensors(name: str, dtype: torch.dtype, device: torch.device | str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(c [Q, D], w [Q]) of lattice `name` as tensors, built once per dtype and device (rebuilding
+    them from numpy on every boundary call was a third of a solver step)."""
+    lattice = get_lattice(name)
+    return (torch.as_tensor(lattice.c, dtype=dtype, device=device),
+            torch.as_tensor(lattice.w, dtype=dtype, device=device))
+
+
 def equilibrium(rho: torch.Tensor, u: torch.Tensor, lattice: Lattice) -> torch.Tensor:
     """f_eq [Q, *shape] from rho [*shape] and u [D, *shape]:
     w_i rho (1 + 3 c_i.u + 4.5 (c_i.u)^2 - 1.5 |u|^2)."""
-    c = torch.as_tensor(lattice.c, dtype=u.dtype, device=u.device)
-    w = torch.as_tensor(lattice.w, dtype=u.dtype, device=u.device)
+    c, w = lattice_tensors(lattice.name, u.dtype, u.device)
     cu = torch.tensordot(c, u, dims=1)
     usq = (u * u).sum(0)
     view = (-1,) + (1,) * rho.dim()
@@ -68,6 +76,6 @@ def equilibrium(rho: torch.Tensor, u: torch.Tensor, lattice: Lattice) -> torch.T
 
 def moments(f: torch.Tensor, lattice: Lattice) -> tuple[torch.Tensor, torch.Tensor]:
     """Density [*shape] and velocity [D, *shape] of populations f [Q, *shape]."""
-    c = torch.as_tensor(lattice.c, dtype=f.dtype, device=f.device)
+    c, _ = lattice_tensors(lattice.name, f.dtype, f.device)
     rho = f.sum(0)
     return rho, torch.tensordot(c.T, f, dims=1) / rho

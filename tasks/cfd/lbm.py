@@ -26,9 +26,9 @@ import torch
 from tasks.core.device import resolve_device, single_torch_thread
 
 from . import faces
-from .kernels import StepOperators, collide, stream
+from .kernels import CollisionBuffers, StepOperators, collide, stream
 from .lattice import get_lattice
-from .links import body_forces, bounce_back, build_links
+from .links import BodyLinks, body_forces, bounce_back, build_links
 
 InsideFunction = Callable[[np.ndarray], np.ndarray]
 
@@ -39,6 +39,7 @@ GROUNDS = ("moving", "wall", "none")
 TOPS = ("free_stream", "wall")
 INFLOWS = ("uniform", "parabolic")
 DTYPES = ("float32", "float64")
+ENGINES = ("auto", "numba", "torch")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class LBMSetup:
         "none" (free stream, like the top). top: "free_stream" or "wall" (no slip).
     inflow: "uniform" or "parabolic" (2D channel between bottom and top walls, Schafer-Turek).
     profile_bins: K bins of the streamwise drag build-up profile.
+    engine: "numba" (fused CPU solver, tasks/cfd/fused.py), "torch" (tensor operations, CPU or GPU:
+        the reference) or "auto" (numba on the CPU, torch on a GPU).
     """
 
     lattice: str = "D2Q9"
@@ -76,6 +79,7 @@ class LBMSetup:
     profile_bins: int = 32
     dtype: str = "float32"
     device: str = "cpu"
+    engine: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,7 @@ def relaxation_time(setup: LBMSetup) -> float:
 def validate_setup(setup: LBMSetup) -> None:
     """Raise ValueError naming the first bad field of `setup`."""
     choices = {"lattice": LATTICES, "bounce_back": BOUNCE_BACKS, "collision": COLLISIONS, "ground": GROUNDS,
-               "top": TOPS, "inflow": INFLOWS, "dtype": DTYPES}
+               "top": TOPS, "inflow": INFLOWS, "dtype": DTYPES, "engine": ENGINES}
     for name, allowed in choices.items():
         if getattr(setup, name) not in allowed:
             raise ValueError(f"{name}: must be one of {', '.join(allowed)}, got {getattr(setup, name)!r}")
@@ -156,6 +160,8 @@ def validate_setup(setup: LBMSetup) -> None:
     if setup.inflow == "parabolic" and (dim != 2 or setup.ground != "wall" or setup.top != "wall"):
         raise ValueError("inflow: 'parabolic' needs a 2D lattice with ground='wall' and top='wall', got "
                          f"{setup.lattice}, ground={setup.ground!r}, top={setup.top!r}")
+    if setup.engine == "numba" and resolve_device(setup.device) != "cpu":
+        raise ValueError(f"engine: 'numba' runs on the CPU only, got device={setup.device!r}")
 
 
 def node_coordinates(grid: Sequence[int]) -> np.ndarray:
@@ -192,45 +198,112 @@ def _profile_bins(links, bodies: Sequence[Body], solid: np.ndarray, bins: int) -
     return links.body * bins + k
 
 
-def run_lbm(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
-    """Run the wind tunnel for all bodies at once in one process (one batch)."""
-    validate_setup(setup)
+@dataclass(frozen=True)
+class BatchGeometry:
+    """What both engines build from the bodies before the time loop.
+
+    solid [B, *grid]: body nodes; walls: the wall rows; dead [B, *grid]: nodes reset to rest each
+    step (body and wall rows); links: the body links; profile_index [L]: flat bin body * K + k of
+    each link; rest_exchange [L] (float64): the exchange of the fluid at rest on each link.
+    """
+
+    solid: np.ndarray
+    walls: tuple[int, ...]
+    dead: np.ndarray
+    links: BodyLinks
+    profile_index: torch.Tensor
+    rest_exchange: torch.Tensor
+
+
+def check_bodies(bodies: Sequence[Body]) -> None:
     if not bodies:
         raise ValueError("bodies: need at least one body, got none")
     for b, body in enumerate(bodies):
         if not body.reference_area > 0:
             raise ValueError(f"bodies[{b}].reference_area: must be > 0, got {body.reference_area!r}")
-    lattice = get_lattice(setup.lattice)
-    dim, q, n_bodies, grid = lattice.dim, lattice.q, len(bodies), tuple(setup.grid)
-    dtype = getattr(torch, setup.dtype)
-    device = resolve_device(setup.device)
 
+
+def batch_geometry(setup: LBMSetup, bodies: Sequence[Body], device: str) -> BatchGeometry:
+    lattice, grid = get_lattice(setup.lattice), tuple(setup.grid)
     solid = voxelize(bodies, grid)
     walls = tuple(r for r, on in ((0, setup.ground != "none"), (grid[-1] - 1, setup.top == "wall")) if on)
     interior = np.zeros(grid, dtype=bool)
     interior[tuple(slice(1, n - 1) for n in grid)] = True
-    links = build_links(solid, interior & ~solid, lattice,
-                        [b.inside for b in bodies] if setup.bounce_back == "bouzidi" else None, dtype, device)
-    profile_index = _profile_bins(links, bodies, solid, setup.profile_bins)
-    link_cx = links.velocity[:, 0].double()
+    links = build_links(solid, interior & ~solid, lattice, [b.inside for b in bodies] if setup.bounce_back == "bouzidi"
+                        else None, getattr(torch, setup.dtype), device)
     # Gauge pressure: subtract the exchange of the fluid at rest (rho = 1), 2 w_i on every link. Over a closed body
     # these terms cancel, so the force is unchanged, but per link they are O(p_inf / q_inf) ~ 100: left in, they made
     # the build-up profile a voxel staircase of +-p_inf steps instead of a localisation of drag.
-    nodes = n_bodies * int(np.prod(grid))
+    nodes = solid.size
     rest_exchange = 2 * torch.as_tensor(lattice.w, dtype=torch.float64, device=device)[links.source // nodes]
-
-    dead = solid.copy()  # nodes whose populations are never used: reset to rest each step
+    dead = solid.copy()
     for row in walls:
         dead[..., row] = True
-    dead_nodes = torch.as_tensor(np.flatnonzero(dead), device=device)
+    return BatchGeometry(solid, walls, dead, links, _profile_bins(links, bodies, solid, setup.profile_bins),
+                         rest_exchange)
+
+
+def assemble_result(setup: LBMSetup, bodies: Sequence[Body], geometry: BatchGeometry, forces: np.ndarray,
+                    profile: np.ndarray, rho_sum: np.ndarray, u_sum: np.ndarray, finite: np.ndarray,
+                    wall_time: float, timed_steps: int | None = None) -> LBMResult:
+    """LBMResult from the loop's sums: forces [steps, B, D], profile [B * K], rho_sum [B, *grid],
+    u_sum [D, B, *grid] (float64), finite [B]: the final populations of each body are finite;
+    wall_time: seconds of `timed_steps` steps (default all)."""
+    n_bodies, dim = forces.shape[1], forces.shape[2]
+    dynamic_pressure = 0.5 * setup.u_lat**2
+    areas = np.array([b.reference_area for b in bodies], dtype=float)
+    coefficients = forces / (dynamic_pressure * areas[None, :, None])
+    mean = coefficients[setup.steps - setup.average_steps:].mean(0)
+    drag_profile = np.cumsum(profile.reshape(n_bodies, -1) / setup.average_steps, axis=1)
+    drag_profile = drag_profile / (dynamic_pressure * areas[:, None])
+    diverged = ~(finite & np.isfinite(forces).all(axis=(0, 2)))
+    return LBMResult(
+        cd=mean[:, 0], cl=mean[:, -1], cs=mean[:, 1] if dim == 3 else None, coefficient_trace=coefficients,
+        drag_profile=drag_profile, rho_mean=rho_sum / setup.average_steps,
+        u_mean=np.swapaxes(u_sum / setup.average_steps, 0, 1), solid=geometry.solid, wall_rows=geometry.walls,
+        diverged=diverged,
+        mlups=n_bodies * int(np.prod(setup.grid)) * (timed_steps or setup.steps) / max(wall_time, 1e-9) / 1e6,
+        wall_time_s=wall_time, setup=setup)
+
+
+def engine_of(setup: LBMSetup) -> str:
+    """"numba" (the fused CPU solver) or "torch" (the reference, and the GPU path) for `setup`."""
+    if setup.engine != "auto":
+        return setup.engine
+    return "numba" if resolve_device(setup.device) == "cpu" else "torch"
+
+
+def run_lbm(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
+    """Run the wind tunnel for all bodies at once in one process (one batch), on the setup's engine."""
+    validate_setup(setup)
+    check_bodies(bodies)
+    if engine_of(setup) == "numba":
+        from .fused import run_fused  # numba's import and kernel load only where the fused solver runs
+
+        return run_fused(setup, bodies)
+    return run_torch(setup, bodies)
+
+
+def run_torch(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
+    """The torch solver: tensor operations per step, CPU or GPU (the reference of the fused one)."""
+    lattice = get_lattice(setup.lattice)
+    dim, q, n_bodies, grid = lattice.dim, lattice.q, len(bodies), tuple(setup.grid)
+    dtype = getattr(torch, setup.dtype)
+    device = resolve_device(setup.device)
+    geometry = batch_geometry(setup, bodies, device)
+    links, profile_index, rest_exchange = geometry.links, geometry.profile_index, geometry.rest_exchange
+    link_cx = links.velocity[:, 0].double()
+    dead_nodes = torch.as_tensor(np.flatnonzero(geometry.dead), device=device)
     weights = torch.as_tensor(lattice.w, dtype=dtype, device=device)
     rest = weights.view(q, *([1] * (dim + 1))).expand(q, n_bodies, *grid)
     f, post = rest.clone().contiguous(), torch.empty((q, n_bodies, *grid), dtype=dtype, device=device)
     f_rows, post_rows, f_flat, post_flat = f.view(q, -1), post.view(q, -1), f.view(-1), post.view(-1)
     operators = StepOperators.build(lattice, 1.0 / relaxation_time(setup), setup.collision, dtype, device)
     inflow = (faces.parabolic_profile(grid[-1], 1.0) if setup.inflow == "parabolic" else torch.ones(1)).to(dtype)
-    x_axis = torch.zeros(dim, dtype=dtype)
+    inflow = inflow.to(device)
+    x_axis = torch.zeros(dim, dtype=dtype, device=device)
     x_axis[0] = 1.0
+    buffers = CollisionBuffers.allocate(dim, q, f_rows.shape[1], setup.collision, dtype, device)
 
     trace = torch.zeros((setup.steps, n_bodies, dim), dtype=torch.float64, device=device)
     profile = torch.zeros(n_bodies * setup.profile_bins, dtype=torch.float64, device=device)
@@ -240,7 +313,7 @@ def run_lbm(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
     started = time.perf_counter()
     for step in range(setup.steps):
         speed = faces.ramped_speed(step, setup.u_lat, setup.ramp_steps)
-        rho_j = collide(f_rows, operators, out=post_rows)
+        rho_j = collide(f_rows, operators, out=post_rows, buffers=buffers)
         stream(post, f, lattice)
         exchange = bounce_back(post_flat, f_flat, links).double() - rest_exchange
         trace[step] = body_forces(exchange, links, n_bodies)
@@ -248,7 +321,7 @@ def run_lbm(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
             profile.index_add_(0, profile_index, exchange * link_cx)
             rho_sum += rho_j[0].view(n_bodies, *grid)
             u_sum += (rho_j[1:] / rho_j[0]).view(dim, n_bodies, *grid)
-        free_stream = _broadcast_velocity((speed * x_axis).to(device), dim)
+        free_stream = _broadcast_velocity(speed * x_axis, dim)
         if setup.ground == "none":
             faces.set_equilibrium(f, lattice, dim - 1, 0, free_stream)
         else:
@@ -261,27 +334,15 @@ def run_lbm(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
         for side in ((0, grid[1] - 1) if dim == 3 else ()):
             faces.set_equilibrium(f, lattice, 1, side, free_stream)
         inlet = speed * x_axis[:, None] * inflow[None, :] if setup.inflow == "parabolic" else speed * x_axis
-        faces.inlet(f, lattice, _broadcast_velocity(inlet.to(device), dim))
+        faces.inlet(f, lattice, _broadcast_velocity(inlet, dim))
         faces.outlet(f, lattice)
         f_rows[:, dead_nodes] = weights[:, None]
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     wall_time = time.perf_counter() - started
-
-    dynamic_pressure = 0.5 * setup.u_lat**2
-    areas = torch.as_tensor([b.reference_area for b in bodies], dtype=torch.float64, device=device)
-    coefficients = trace / (dynamic_pressure * areas[None, :, None])
-    mean = coefficients[first_averaged:].mean(0)
-    drag_profile = torch.cumsum(profile.view(n_bodies, -1) / setup.average_steps, dim=1)
-    drag_profile = drag_profile / (dynamic_pressure * areas[:, None])
-    diverged = ~(torch.isfinite(f.view(q, n_bodies, -1)).all(2).all(0) & torch.isfinite(trace).all(2).all(0))
-    return LBMResult(
-        cd=mean[:, 0].cpu().numpy(), cl=mean[:, -1].cpu().numpy(), cs=mean[:, 1].cpu().numpy() if dim == 3 else None,
-        coefficient_trace=coefficients.cpu().numpy(), drag_profile=drag_profile.cpu().numpy(),
-        rho_mean=(rho_sum / setup.average_steps).cpu().numpy(),
-        u_mean=(u_sum / setup.average_steps).transpose(0, 1).cpu().numpy(), solid=solid, wall_rows=walls,
-        diverged=diverged.cpu().numpy(), mlups=n_bodies * int(np.prod(grid)) * setup.steps / wall_time / 1e6,
-        wall_time_s=wall_time, setup=setup)
+    finite = torch.isfinite(f.view(q, n_bodies, -1)).all(2).all(0)
+    return assemble_result(setup, bodies, geometry, trace.cpu().numpy(), profile.cpu().numpy(),
+                           rho_sum.cpu().numpy(), u_sum.cpu().numpy(), finite.cpu().numpy(), wall_time)
 
 
 def _concatenate(results: Sequence[LBMResult]) -> LBMResult:

@@ -1,0 +1,126 @@
+"""The fused CPU solver (numba): run_lbm's wind tunnel, step for step, on flat padded buffers.
+
+Per step: one fused collide + push-stream pass (fused_kernel, averages folded in on averaging
+steps), then the boundary conditions in run_torch's order (body links, bottom, top, sides, inlet,
+outlet, reset of dead nodes), then the two buffers swap. Populations live in two arrays
+[Q, B * prod(grid + 2)]: every body padded by one node on every side, so the push from a face
+node lands in padding that nobody reads. Populations no push reaches (faces) keep the value of
+two steps before, which, as in the torch solver, every face condition overwrites before use.
+The torch solver (lbm.run_torch) is the reference: tests/cfd/test_fused.py keeps the two equal.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import fused_boundaries as bc
+from .faces import parabolic_profile, ramped_speed
+from .fused_kernel import coefficients, fused_step
+from .lattice import get_lattice
+from .lbm import Body, LBMResult, LBMSetup, assemble_result, batch_geometry, relaxation_time
+
+
+@dataclass(frozen=True)
+class PaddedLayout:
+    """position [B, *grid]: flat padded index of every real node; offsets [Q]: flat shift of c_i;
+    size: nodes per direction row, padding included."""
+
+    position: np.ndarray
+    offsets: np.ndarray
+    size: int
+
+    @classmethod
+    def build(cls, lattice, n_bodies: int, grid: tuple[int, ...]) -> PaddedLayout:
+        padded = (n_bodies, *(n + 2 for n in grid))
+        inner = (slice(None), *(slice(1, -1) for _ in grid))
+        position = np.arange(int(np.prod(padded)), dtype=np.int64).reshape(padded)[inner]
+        strides = [int(np.prod(padded[a + 2:])) for a in range(len(grid))]
+        return cls(np.ascontiguousarray(position), (lattice.c @ np.array(strides)).astype(np.int64),
+                   int(np.prod(padded)))
+
+    def flat(self, entries: np.ndarray, n_nodes: int) -> np.ndarray:
+        """Indices i * N + node into unpadded [Q * N] populations -> (i, padded position)."""
+        return entries // n_nodes, self.position.ravel()[entries % n_nodes]
+
+
+def run_fused(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
+    lattice = get_lattice(setup.lattice)
+    dim, q, n_bodies, grid = lattice.dim, lattice.q, len(bodies), tuple(setup.grid)
+    dtype = np.dtype(setup.dtype)
+    geometry = batch_geometry(setup, bodies, "cpu")
+    layout = PaddedLayout.build(lattice, n_bodies, grid)
+    position, offsets, size = layout.position, layout.offsets, layout.size
+    n_nodes = geometry.solid.size
+
+    links = geometry.links
+    direction, node = layout.flat(links.source.numpy(), n_nodes)
+    source = direction * size + node + offsets[direction]  # f_i*(x_f) after the push
+    second_direction, second_node = layout.flat(links.second.numpy(), n_nodes)
+    second = second_direction * size + second_node + offsets[second_direction]
+    target_direction, target_node = layout.flat(links.target.numpy(), n_nodes)
+    target = target_direction * size + target_node
+    link_args = (source, second, target, links.first_weight.numpy().astype(dtype),
+                 links.second_weight.numpy().astype(dtype), geometry.rest_exchange.numpy(), links.body.numpy(),
+                 links.velocity.numpy().astype(np.float64), geometry.profile_index.numpy())
+
+    c, w = lattice.c.astype(np.float64), lattice.w.astype(np.float64)
+    weights = lattice.w.astype(dtype)
+    rows = np.ascontiguousarray(position[..., 0].ravel())
+    dead = position[geometry.dead]
+    bottom, top = position[..., 0].ravel(), position[..., -1].ravel()
+    bottom_fluid, top_fluid = position[..., 1].ravel(), position[..., -2].ravel()
+    sides = np.concatenate([position[:, :, 0].ravel(), position[:, :, -1].ravel()]) if dim == 3 else None
+    inlet, outlet = position[:, 0].ravel(), position[:, -1].ravel()
+    inlet_inner, outlet_inner = position[:, 1].ravel(), position[:, -2].ravel()
+    profile_z = parabolic_profile(grid[-1], 1.0).numpy().astype(dtype) if setup.inflow == "parabolic" \
+        else np.ones(grid[-1], dtype=dtype)
+    inflow = np.broadcast_to(profile_z.astype(np.float64), position[:, 0].shape).ravel().copy()
+    down = np.flatnonzero(lattice.c[:, -1] == -1)
+    up = np.flatnonzero(lattice.c[:, -1] == 1)
+
+    buffers = [np.empty((q, size), dtype=dtype) for _ in range(2)]
+    for buffer in buffers:
+        buffer[:] = weights[:, None]
+    coef = coefficients(setup.lattice, setup.collision, 1.0 / relaxation_time(setup), dtype)
+    plain, averaging = (fused_step(setup.lattice, setup.collision, flag) for flag in (False, True))
+    forces = np.zeros((setup.steps, n_bodies, dim))
+    profile = np.zeros(n_bodies * setup.profile_bins)
+    rho_sum, u_sum = np.zeros(size), np.zeros((dim, size))
+    first_averaged = setup.steps - setup.average_steps
+    state = list(buffers)
+
+    def advance(step: int) -> None:
+        f, g = state
+        speed = ramped_speed(step, setup.u_lat, setup.ramp_steps)
+        average = step >= first_averaged
+        (averaging if average else plain)(*f, *g, rho_sum, *u_sum, rows, grid[-1], offsets, coef)
+        bc.bounce_back(g.reshape(-1), *link_args, average, forces[step], profile)
+        if setup.ground == "none":
+            bc.free_stream_face(g, bottom, speed, c, w)
+        else:
+            wall_speed = speed if setup.ground == "moving" else 0.0
+            bc.wall_row(f, g, bottom_fluid, down, lattice.opposite, offsets, w, c, wall_speed)
+        if setup.top == "wall":
+            bc.wall_row(f, g, top_fluid, up, lattice.opposite, offsets, w, c, 0.0)
+        else:
+            bc.free_stream_face(g, top, speed, c, w)
+        if sides is not None:
+            bc.free_stream_face(g, sides, speed, c, w)
+        bc.inlet(g, inlet, inlet_inner, inflow, speed, c, w)
+        bc.outlet(g, outlet, outlet_inner, c, w)
+        bc.reset_nodes(g, dead, w)
+        state.reverse()
+
+    advance(0)  # outside the clock: the first call of each compiled function may compile or load it
+    started = time.perf_counter()
+    for step in range(1, setup.steps):
+        advance(step)
+    wall_time = time.perf_counter() - started
+
+    f = state[0]
+    finite = np.isfinite(f[:, position]).all(axis=tuple(a for a in range(dim + 2) if a != 1))
+    return assemble_result(setup, bodies, geometry, forces, profile, rho_sum[position],
+                           u_sum[:, position], finite, wall_time, timed_steps=setup.steps - 1)
