@@ -70,15 +70,17 @@ def _signed_sum(terms: list[tuple[int, str]]) -> str:
 
 
 def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
-    """Python source of `step(f_0..f_Q-1, g_0..g_Q-1, rho_sum, u_0..u_D-1, rows, width, offsets, coef)`:
-    f_i, g_i the direction rows of the two buffers, rows the flat index of each row's first node,
-    width the nodes per row (last axis), offsets the flat shift of each direction."""
+    """Python source of `step(f_0..f_Q-1, g_0..g_Q-1, rho_sum, u_0..u_D-1, start, stop, offsets, coef)`:
+    f_i, g_i the direction rows of the two buffers; nodes start..stop-1 collide and push by
+    offsets[i]. The span runs from the first to the last real node, padding in between included:
+    a padding node pushes only into face populations, which the boundary conditions overwrite, and
+    one long loop beats a loop per row (slicing Q rows per grid row cost more than the row)."""
     lattice = get_lattice(lattice_name)
     q, dim, c = lattice.q, lattice.dim, lattice.c
     a_mask, b_mask = _pattern(lattice_name, collision)
     moments = ["rho", *(f"j{a}" for a in range(dim)), *(f"p{a}{b}" for a, b in _pairs(dim))]
     arrays = [f"f{i}_" for i in range(q)] + [f"g{i}_" for i in range(q)] + ["rho_sum"] + [f"u{a}_" for a in range(dim)]
-    lines = [f"def step({', '.join(arrays)}, rows, width, offsets, coef):"]
+    lines = [f"def step({', '.join(arrays)}, start, stop, offsets, coef):"]
     lines += [f"    o{i} = offsets[{i}]" for i in range(q)]
     k = 0
     if a_mask is None:
@@ -91,15 +93,13 @@ def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
     for i, m in zip(*np.nonzero(b_mask)):
         lines.append(f"    b{i}_{m} = coef[{k}]")
         k += 1
-    lines += [f"    one = coef[{k}]",
-              "    for r in range(rows.shape[0]):",
-              "        base = rows[r]"]
-    lines += [f"        src{i} = f{i}_[base:base + width]" for i in range(q)]
-    lines += [f"        dst{i} = g{i}_[base + o{i}:base + o{i} + width]" for i in range(q)]
+    lines.append(f"    one = coef[{k}]")
+    lines += [f"    src{i} = f{i}_[start:stop]" for i in range(q)]
+    lines += [f"    dst{i} = g{i}_[start + o{i}:stop + o{i}]" for i in range(q)]
     if averaging:
-        lines += ["        rs = rho_sum[base:base + width]"]
-        lines += [f"        us{a} = u{a}_[base:base + width]" for a in range(dim)]
-    lines.append("        for n in range(width):")
+        lines += ["    rs = rho_sum[start:stop]"]
+        lines += [f"    us{a} = u{a}_[start:stop]" for a in range(dim)]
+    lines.append("    for n in range(stop - start):")
     body = [f"f{i} = src{i}[n]" for i in range(q)]
     body.append("rho = " + " + ".join(f"f{i}" for i in range(q)))
     body += [f"j{a} = " + _signed_sum([(int(c[i, a]), f"f{i}") for i in range(q)]) for a in range(dim)]
@@ -112,7 +112,7 @@ def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
     if averaging:
         body.append("rs[n] += rho")
         body += [f"us{a}[n] += j{a} * inv" for a in range(dim)]
-    lines += [f"            {line}" for line in body]
+    lines += [f"        {line}" for line in body]
     return "\n".join(lines) + "\n"
 
 

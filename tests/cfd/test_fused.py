@@ -1,0 +1,71 @@
+"""The fused numba solver against the torch reference: same forces, profiles and fields."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tasks.cfd.fused_kernel import kernel_source
+from tasks.cfd.lbm import Body, LBMSetup, engine_of, run_lbm, validate_setup
+from tasks.cfd.validation import Disc
+from tasks.core.device import single_torch_thread
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    single_torch_thread()  # the torch reference on 2 shared cores: more threads only contend
+
+
+def both_engines(setup: LBMSetup, bodies: list[Body]):
+    return run_lbm(replace(setup, engine="torch"), bodies), run_lbm(replace(setup, engine="numba"), bodies)
+
+
+def assert_same_run(reference, fused, cd_tolerance: float):
+    assert not reference.diverged.any() and not fused.diverged.any()
+    np.testing.assert_allclose(fused.cd, reference.cd, rtol=cd_tolerance)
+    np.testing.assert_allclose(fused.coefficient_trace, reference.coefficient_trace, atol=1e-3)  # float32 rounding
+    np.testing.assert_allclose(fused.drag_profile, reference.drag_profile, atol=1e-3)
+    fluid = ~reference.solid
+    np.testing.assert_allclose(fused.rho_mean[fluid], reference.rho_mean[fluid], atol=1e-5)
+    velocity = lambda result: np.moveaxis(result.u_mean, 1, 0)[:, fluid]  # [D, fluid nodes]
+    np.testing.assert_allclose(velocity(fused), velocity(reference), atol=1e-5)
+
+
+@pytest.mark.parametrize("bounce_back", ["halfway", "bouzidi"])
+def test_fused_solver_reproduces_the_torch_solver_over_thousands_of_steps(bounce_back):
+    """The data set's setup (moving ground, free-stream top, ramp), two bodies in a batch, 2000 steps."""
+    setup = LBMSetup(grid=(64, 30), nu=0.04, u_lat=0.08, steps=2000, average_steps=500, ramp_steps=200,
+                     bounce_back=bounce_back)
+    bodies = [Body(Disc((20.0, 10.3), 8.0), 8.0), Body(Disc((24.2, 12.0), 6.5), 6.5)]
+    reference, fused = both_engines(setup, bodies)
+    assert_same_run(reference, fused, cd_tolerance=1e-4)
+
+
+@pytest.mark.parametrize("setup", [
+    LBMSetup(grid=(48, 22), nu=0.05, u_lat=0.05, steps=400, average_steps=100, ramp_steps=100, bounce_back="bouzidi",
+             collision="trt", ground="wall", top="wall", inflow="parabolic"),
+    LBMSetup(grid=(48, 22), nu=0.05, u_lat=0.05, steps=400, average_steps=100, ramp_steps=100,
+             collision="regularized", ground="none", dtype="float64"),
+    LBMSetup(lattice="D3Q19", grid=(24, 12, 12), nu=0.05, u_lat=0.05, steps=150, average_steps=50, ramp_steps=50,
+             bounce_back="bouzidi"),
+], ids=["channel-trt", "regularized-float64-no-ground", "d3q19"])
+def test_fused_solver_covers_every_face_collision_and_lattice(setup):
+    centre = tuple(n / 3 if a == 0 else n / 2 - 0.3 for a, n in enumerate(setup.grid))
+    reference, fused = both_engines(setup, [Body(Disc(centre, 5.0), 5.0)])
+    assert_same_run(reference, fused, cd_tolerance=1e-5)
+
+
+def test_auto_engine_is_numba_on_the_cpu_and_numba_refuses_a_gpu():
+    assert engine_of(LBMSetup(nu=0.05, device="cpu")) == "numba"
+    assert engine_of(LBMSetup(nu=0.05, engine="torch")) == "torch"
+    with pytest.raises(ValueError, match="engine"):
+        validate_setup(LBMSetup(nu=0.05, engine="fortran"))
+
+
+def test_generated_kernel_skips_the_zero_coefficients():
+    """BGK on D2Q9: the rest population has no momentum term, diagonals have no mixed j_x j_z."""
+    source = kernel_source("D2Q9", "bgk", averaging=False)
+    rest_line = next(line for line in source.splitlines() if line.strip().startswith("dst0[n]"))
+    assert "j0" not in rest_line and "j1" not in rest_line and "p01" not in rest_line
+    assert "rs[n] += rho" in kernel_source("D2Q9", "bgk", averaging=True)
