@@ -11,6 +11,7 @@ from tasks.core.params import LIST_AS_TUPLE, Params as BaseParams
 from tasks.core.seeding import derive_seed
 
 MIN_TAU = 0.53  # BGK stability on the CPU grids (spec §3.1)
+C1_KINDS = ("unidrag", "transolver")
 
 
 class Split(BaseParams):
@@ -93,8 +94,11 @@ class Checks(BaseParams):
 
 
 class Surrogate(BaseParams):
-    """The point-cloud surrogates: `kinds` train with `seeds` seeds each (same seeds and steps for
-    every kind), `ablations` with one seed; `gbt` adds the generator-parameter trees."""
+    """The point-cloud surrogates: UniDrag and Transolver (claim C1) train with `seeds` seeds, the
+    other `kinds` and the `ablations` with `baseline_seeds` (same seeds and step budget for every
+    kind); `steps` is the most steps, with early stopping on validation R^2_Cd every `eval_every`
+    steps after `patience` evaluations without a new best (0: train all steps); `gbt` adds the
+    generator-parameter trees; `bootstrap` resamples of the test set give the R^2 intervals."""
 
     d: int = Field(ge=1)
     blocks: int = Field(ge=1)
@@ -106,10 +110,14 @@ class Surrogate(BaseParams):
     batch: int = Field(ge=1)
     pcgrad_scope: Literal["trunk", "last_block"]
     pcgrad_every: int = Field(ge=1)
+    eval_every: int = Field(ge=0)
+    patience: int = Field(ge=0)
     seeds: int = Field(ge=1)
+    baseline_seeds: int = Field(ge=1)
     kinds: list[Literal["unidrag", "transolver", "pointnet"]]
     ablations: list[Literal["unidrag_no_mpl", "unidrag_no_ger"]]
     gbt: bool
+    bootstrap: int = Field(ge=100)
 
     @model_validator(mode="after")
     def claim_c1_needs_unidrag_and_transolver(self):
@@ -120,8 +128,8 @@ class Surrogate(BaseParams):
     def runs(self, base_seed: int) -> list[tuple[str, int, int]]:
         """(kind, seed number, training seed) of every model to train."""
         seed = lambda k: derive_seed(base_seed, "surrogate", k)
-        return ([(kind, k, seed(k)) for kind in self.kinds for k in range(self.seeds)]
-                + [(kind, 0, seed(0)) for kind in self.ablations])
+        count = lambda kind: self.seeds if kind in C1_KINDS else self.baseline_seeds
+        return [(kind, k, seed(k)) for kind in [*self.kinds, *self.ablations] for k in range(count(kind))]
 
 
 class Optimisation(BaseParams):

@@ -28,11 +28,12 @@ from tasks.cfd.surrogate.dataset import Standardizer, load_samples, select
 from tasks.cfd.surrogate.gbt import fit_gbt
 from tasks.cfd.surrogate.training import TrainConfig, TrainedSurrogate, predict, predict_cd, train_surrogate
 from tasks.cfd.surrogate.training import metrics as surrogate_metrics
+from tasks.cfd.surrogate.uncertainty import r2_intervals
 from tasks.cfd.validation import schafer_turek_cylinder
 from tasks.cfd.vehicle_dataset import count_nonfinite, labels, splits, tunnel_body
 from tasks.cfd.vehicles import BODY_TYPES, PARAMETER_NAMES, export_stl, sample_family
 from tasks.cfd.verification import deformed_vehicle_body, verified_outcome
-from tasks.core.claims import claims_document
+from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_json
 from tasks.core.seeding import derive_seed
@@ -75,7 +76,8 @@ def train_config(surrogate: Surrogate, kind: str, seed: int, sampling: Sampling,
                        slices=surrogate.slices, experts=surrogate.experts, top_k=surrogate.top_k, steps=surrogate.steps,
                        batch=surrogate.batch, surface_points=sampling.surface_points,
                        volume_points=sampling.volume_points, profile_bins=bins, pcgrad_scope=surrogate.pcgrad_scope,
-                       pcgrad_every=surrogate.pcgrad_every, seed=seed)
+                       pcgrad_every=surrogate.pcgrad_every, eval_every=surrogate.eval_every,
+                       patience=surrogate.patience, seed=seed)
 
 
 def optim_settings(optimisation: Optimisation, method: str, sampling: Sampling, seed: int) -> OptimSettings:
@@ -149,7 +151,8 @@ def train_model(kind: str, seed_number: int, seed: int, params: Params, data_fol
     conflicts = [c for c in h["conflict_rate"] if np.isfinite(c)]
     return {"kind": kind, "seed_number": seed_number, "seed": seed, "seconds": h["seconds"],
             "seconds_per_step": h["seconds_per_step"], "shapes_per_second": config.batch / h["seconds_per_step"],
-            "final_loss": float(np.mean(h["loss"][-10:])), "val": h.get("val"),
+            "final_loss": float(np.mean(h["loss"][-10:])), "val": h.get("val"), "steps_run": h["steps_run"],
+            "best_step": h.get("best_step"), "val_curve": h.get("val_curve"),
             "pcgrad_conflict_rate": float(np.mean(conflicts)) if conflicts else None,
             "gate_usage": h["gate_usage"][-1] if h["gate_usage"] else None,
             "curves": {m: h[m] for m in ("loss", "surface_cp", "volume", "cd", "profile")}}
@@ -172,7 +175,8 @@ def train(params: Params, context: StageContext) -> StageReport:
     write_json(context.out(str(DATA / "train_report.json")), [{k: v for k, v in r.items() if k != "curves"} for r in rows])
     first = next(r for r in rows if r["kind"] == "unidrag" and r["seed_number"] == 0)
     metrics = {f"{r['kind']}.seed{r['seed_number']}.{k}": r[k] for r in rows
-               for k in ("seconds", "seconds_per_step", "shapes_per_second", "final_loss") if r.get(k) is not None}
+               for k in ("seconds", "seconds_per_step", "shapes_per_second", "final_loss", "steps_run", "best_step")
+               if r.get(k) is not None}
     return StageReport(metrics=metrics, curves={f"unidrag.{m}": v for m, v in first["curves"].items()},
                        models={f"{PAPER}-surrogate": str(model_file(MODELS, "unidrag", 0))})
 
@@ -294,18 +298,21 @@ def load_labels(folder: Path) -> list[dict]:
     return records
 
 
-def surrogate_predictions(params: Params, models: Path, test: list) -> tuple[dict[str, list[dict]], dict[str, list]]:
-    """(kind -> test metrics per seed, kind -> predictions of its first seed) for every trained model."""
-    scores, first = {}, {}
+def surrogate_predictions(params: Params, models: Path, test: list) -> tuple[dict, dict, dict]:
+    """(kind -> test metrics per seed, kind -> predictions of its first seed, kind -> test Cd
+    predictions [seeds, n]) for every trained model."""
+    scores, first, cd = {}, {}, {}
     for kind, seed_number, _ in params.surrogate.runs(params.seed):
         predictions = predict(TrainedSurrogate.load(model_file(models, kind, seed_number)), test)
         scores.setdefault(kind, []).append(surrogate_metrics(predictions, test))
         first.setdefault(kind, predictions)
+        cd.setdefault(kind, []).append([p["cd"] for p in predictions])
     if params.surrogate.gbt:
         gbt = pickle.loads((models / "gbt.pkl").read_bytes()).predict_cd(test)
         scores["gbt"] = [{"r2_cd": float(r2_score([s.cd for s in test], gbt))}]
         first["gbt"] = [{"cd": float(c)} for c in gbt]
-    return scores, first
+        cd["gbt"] = [list(gbt)]
+    return scores, first, cd
 
 
 def optimisation_plots(verified: list[dict], opt: Path, types: list[str], folder: Path) -> None:
@@ -336,8 +343,10 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
                                c.decide_claims)
     samples, split = load_samples(context.data(str(DATA)))
     test = select(samples, split["test"])
-    scores, predictions = surrogate_predictions(params, context.data(str(MODELS)), test)
-    claims.append(prediction_claim(scores, c.min_r2, c.decide_claims))
+    scores, predictions, cd = surrogate_predictions(params, context.data(str(MODELS)), test)
+    intervals = r2_intervals(np.array([s.cd for s in test]), cd, [("unidrag", "transolver")],
+                             params.surrogate.bootstrap, derive_seed(params.seed, "bootstrap"))
+    claims.append(prediction_claim(scores, intervals, c.min_r2, c.decide_claims))
     verified = json.loads(context.data(str(DATA / "verified.json")).read_text())
     by_method = {m: [v for v in verified if v["method"] == m] for m in params.optimisation.methods}
     claims += optimisation_claims(by_method, c.min_reduction, c.min_success, c.decide_claims)
@@ -360,10 +369,15 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     metrics = {k: v for k, v in dataset.items() if k != "per_shape"} | {
         "validation.cd": validation["cd_mean"], "validation.recirculation_length": validation["recirculation_length"]}
     metrics |= {f"{kind}.{name}": value for kind, summary in claim["C1"].details["models"].items()
-                for name, value in summary.items()}
+                for name, value in summary.items() if not isinstance(value, dict)}
     metrics |= {f"{method}.{name}": value for method, summary in claim["C3"].details["methods"].items()
                 for name, value in summary.items()}
-    write_json(context.out(str(DATA / "metrics.json")), metrics)
+    c1 = claim["C1"].details
+    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(
+        claims, r2_transolver=c1["r2_transolver"], gain_ci_low=c1["absolute_gain_interval"]["ci_low"],
+        gain_ci_high=c1["absolute_gain_interval"]["ci_high"], r2_ci_low=intervals["unidrag"]["ci_low"],
+        r2_ci_high=intervals["unidrag"]["ci_high"], test_shapes=len(test)))
+    metrics |= {f"{kind}.r2_cd_{k}": v for kind, row in intervals.items() for k, v in row.items()}
     return StageReport(metrics=metrics, tags={f"claim.{claim.id}": str(claim.passed) for claim in claims})
 
 

@@ -63,6 +63,8 @@ class TrainConfig:
     epsa: bool = True
     pcgrad_scope: str = "trunk"
     pcgrad_every: int = 1
+    eval_every: int = 0
+    patience: int = 0
     seed: int = 0
 
     def __post_init__(self):
@@ -74,6 +76,9 @@ class TrainConfig:
                      "volume_points", "profile_bins", "pcgrad_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)}")
+        for name in ("eval_every", "patience"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}: must be >= 0, got {getattr(self, name)}")
         if self.d % self.heads:
             raise ValueError(f"heads: must divide d = {self.d}, got {self.heads}")
         if self.top_k > self.experts:
@@ -213,12 +218,14 @@ def pcgrad_parameters(model: nn.Module, scope: str) -> list[nn.Parameter]:
 
 def train_surrogate(config: TrainConfig, train: list[Sample], val: list[Sample],
                     standardizer: Standardizer) -> TrainedSurrogate:
-    """config.steps AdamW steps on `train` (one torch thread, deterministic for a given config).
+    """Up to config.steps AdamW steps on `train` (one torch thread, deterministic for a given config),
+    with early stopping on R^2_Cd of `val` when config.eval_every > 0 and `val` is not empty.
 
     history: per step `loss` (the plain sum of the four standardized MSEs), `surface_cp`, `volume`,
     `cd`, `profile` (each modality's MSE), `lr`, `conflict_rate` (PCGrad's conflicting pairs / pairs
     checked; nan on steps without PCGrad), `gate_usage` ([4][E] mean gate probability per modality,
-    UniDrag with GER only); and `seconds`, `seconds_per_step`, `val` (metrics() on `val`, if any)."""
+    UniDrag with GER only); and `seconds`, `seconds_per_step`, `steps_run`, `val_curve` ([step, val
+    R^2_Cd] per evaluation), `best_step` (the weights kept), `val` (metrics() on `val`, if any)."""
     single_torch_thread()
     torch.manual_seed(derive_seed(config.seed, "init"))
     model = build_model(config)
@@ -230,8 +237,10 @@ def train_surrogate(config: TrainConfig, train: list[Sample], val: list[Sample],
     projection = torch.Generator().manual_seed(derive_seed(config.seed, "pcgrad"))
     shared = pcgrad_parameters(model, config.pcgrad_scope) if config.mpl else []
     history = {k: [] for k in ("loss", "surface_cp", "volume", "cd", "profile", "lr", "conflict_rate", "gate_usage")}
+    stopping = EarlyStopping(config.patience) if config.eval_every and val else None
     started = time.perf_counter()
     model.train()
+    steps_run = 0
     for step in range(config.steps):
         inputs, targets = batches.next()
         out = model(inputs["surface"], inputs["volume"], inputs["surface_x"])
@@ -249,12 +258,39 @@ def train_surrogate(config: TrainConfig, train: list[Sample], val: list[Sample],
         history["conflict_rate"].append(stats["conflict_rate"])
         if "gate_usage" in out:
             history["gate_usage"].append(out["gate_usage"].tolist())
+        steps_run = step + 1
+        if stopping is not None and (steps_run % config.eval_every == 0 or steps_run == config.steps):
+            score = metrics(TrainedSurrogate(config, model, standardizer), val)["r2_cd"]
+            model.train()
+            if stopping.update(steps_run, score, model):
+                break
     seconds = time.perf_counter() - started
-    history |= {"seconds": seconds, "seconds_per_step": seconds / config.steps}
+    history |= {"seconds": seconds, "seconds_per_step": seconds / steps_run, "steps_run": steps_run}
+    if stopping is not None:
+        model.load_state_dict(stopping.best_state)
+        history |= {"val_curve": stopping.curve, "best_step": stopping.best_step}
     trained = TrainedSurrogate(config, model.eval(), standardizer, history)
     if val:
         history["val"] = metrics(trained, val)
     return trained
+
+
+class EarlyStopping:
+    """Best validation score so far, its weights, and whether `patience` evaluations passed without
+    a better one (patience 0: never stop early)."""
+
+    def __init__(self, patience: int):
+        self.patience, self.curve, self.best_step, self.best_state = patience, [], 0, None
+        self.best_score, self.waited = -math.inf, 0
+
+    def update(self, step: int, score: float, model: nn.Module) -> bool:
+        self.curve.append([step, score])
+        if score > self.best_score:
+            self.best_score, self.best_step, self.waited = score, step, 0
+            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            return False
+        self.waited += 1
+        return 0 < self.patience <= self.waited
 
 
 # ---------------------------------------------------------------- prediction and metrics
