@@ -45,6 +45,7 @@ class Solver(BaseParams):
     bounce_back: Literal["halfway", "bouzidi"]
     batch_size: int = Field(ge=1)
     profile_bins: int = Field(ge=1)
+    engine: Literal["auto", "numba", "torch"] = "auto"
 
     @property
     def tau(self) -> float:
@@ -67,7 +68,7 @@ class Solver(BaseParams):
         return LBMSetup(lattice="D2Q9", grid=self.grid, tau=self.tau, u_lat=self.u_lat, steps=self.steps,
                         average_steps=self.average_steps, ramp_steps=round(self.length_cells / self.u_lat),
                         bounce_back=self.bounce_back, ground="moving", top="free_stream",
-                        profile_bins=self.profile_bins, device=device)
+                        profile_bins=self.profile_bins, device=device, engine=self.engine)
 
     def placement(self) -> Placement:
         return Placement(self.length_cells, self.front_lengths * self.length_cells)

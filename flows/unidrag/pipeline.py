@@ -123,7 +123,8 @@ def validate(params: Params, context: StageContext) -> StageReport:
     single_torch_thread()
     v = params.validation
     result = schafer_turek_cylinder(re=20, diameter_cells=v.diameter_cells, steps=v.steps,
-                                    bounce_back=params.solver.bounce_back, device=context.device)
+                                    bounce_back=params.solver.bounce_back, device=context.device,
+                                    engine=params.solver.engine)
     write_json(context.out(str(DATA / "lbm_validation.json")), result)
     return StageReport(metrics={k: result[k] for k in ("cd_mean", "dp", "mlups", "wall_time_s")}
                        | {f"relative_error.{k}": e for k, e in result["relative_error"].items()})

@@ -91,7 +91,7 @@ def cylinder_metrics(result: LBMResult, diameter_cells: int, re: float, u_mean: 
 
 def schafer_turek_cylinder(re: float = 20, diameter_cells: int = 10, steps: int | None = None,
                            bounce_back: str = "halfway", collision: str = "bgk", u_max: float = 0.1,
-                           dtype: str = "float32", device: str = "cpu") -> dict:
+                           dtype: str = "float32", device: str = "cpu", engine: str = "auto") -> dict:
     """Run the Schafer-Turek cylinder channel and return its metrics, the reference values (Re 20
     and Re 100 only) and relative errors. Forces are averaged over the last 10% of the steps
     (steady case) or the last 25% (shedding). The inlet ramps over a third of the run (at most
@@ -106,7 +106,8 @@ def schafer_turek_cylinder(re: float = 20, diameter_cells: int = 10, steps: int 
     setup = LBMSetup(lattice="D2Q9", grid=grid, nu=u_mean * diameter_cells / re, u_lat=u_mean, steps=steps,
                      average_steps=max(steps // (10 if re < STEADY_REYNOLDS_LIMIT else 4), 1),
                      ramp_steps=min(steps // 3, 400 * diameter_cells), bounce_back=bounce_back,
-                     collision=collision, ground="wall", top="wall", inflow="parabolic", dtype=dtype, device=device)
+                     collision=collision, ground="wall", top="wall", inflow="parabolic", dtype=dtype, device=device,
+                     engine=engine)
     result = run_lbm(setup, [Body(Disc(centre, diameter_cells), float(diameter_cells))])
     metrics = cylinder_metrics(result, diameter_cells, re, u_mean)
     reference = SCHAFER_TUREK.get(int(re)) if float(re).is_integer() else None
