@@ -109,3 +109,18 @@ def test_gbt_baseline_predicts_finite_cd(data):
 def test_config_names_the_bad_field(field, value):
     with pytest.raises(ValueError, match=field):
         TrainConfig(**{**TINY, field: value})
+
+
+def test_early_stopping_keeps_the_best_evaluated_weights(data):
+    """Validation R^2 every 2 steps: the curve is recorded, training stops after `patience`
+    evaluations without a new best, and the kept weights score the curve's best R^2."""
+    train, test, standardizer = data
+    config = TrainConfig(kind="transolver", **(TINY | {"steps": 12}), eval_every=2, patience=1)
+    trained = train_surrogate(config, train, test, standardizer)
+    history = trained.history
+    steps, scores = zip(*history["val_curve"])
+    assert steps == tuple(range(2, 2 * len(steps) + 1, 2)) and history["steps_run"] == steps[-1]
+    assert history["best_step"] == steps[int(np.argmax(scores))]
+    assert history["val"]["r2_cd"] == pytest.approx(max(scores), abs=1e-9)
+    if history["steps_run"] < 12:  # stopped early: the last evaluation did not improve
+        assert scores[-1] <= max(scores[:-1])

@@ -31,3 +31,19 @@ def test_claims_c2_c3_follow_the_spec_and_stay_undecided_when_asked():
     c2, c3 = optimisation_claims(by_method, 0.03, 0.875, decide=True)
     assert c2.passed is False and c3.passed is True  # success 1/2 >= 1/2 of no-EoT
     assert all(c.passed is None for c in optimisation_claims(by_method, 0.03, 0.875, decide=False))
+
+
+def test_claim_c1_is_decided_only_where_the_intervals_allow():
+    from flows.unidrag.claims import prediction_claim
+
+    def claim(gain, r2):
+        interval = lambda low, high: {"value": (low + high) / 2, "ci_low": low, "ci_high": high, "se": 0.01}
+        intervals = {"unidrag": interval(*r2), "transolver": interval(0.5, 0.6), "unidrag-transolver": interval(*gain)}
+        models = {"unidrag": [{"r2_cd": sum(r2) / 2}], "transolver": [{"r2_cd": 0.55}]}
+        return prediction_claim(models, intervals, min_r2=0.8, decide=True)
+
+    assert claim((0.01, 0.1), (0.85, 0.95)).passed is True
+    assert claim((-0.1, -0.01), (0.85, 0.95)).passed is False  # Transolver clearly better
+    assert claim((0.01, 0.1), (0.6, 0.75)).passed is False  # clearly below 0.80
+    assert claim((-0.05, 0.1), (0.85, 0.95)).passed is None  # the gap's interval holds 0
+    assert claim((0.01, 0.1), (0.7, 0.9)).passed is None  # R^2's interval holds 0.80
