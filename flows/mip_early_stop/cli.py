@@ -86,7 +86,8 @@ def summarize(instance: Path, stopper: NetworkStopper, stopped: isolated.Solve, 
         comparable = (features_in_range and full.status in FINISHED and full.objective is not None
                       and stopped.objective is not None)
         summary |= {"full_status": full.status, "full_objective": full.objective, "full_solve_time_s": full.solve_time,
-                    "full_handler_overhead_s": full.overhead_s, "time_saved_s": full.solve_time - stopped.solve_time if comparable else None}
+                    "full_handler_overhead_s": full.overhead_s,
+                    "time_saved_s": full.solve_time - stopped.solve_time if comparable else None}
     return summary
 
 

@@ -11,7 +11,8 @@ LIMITS = {"alpha": 0.05, "speed_ratio": 0.4, "min_coverage_mean": 0.94, "min_cov
 def outcome(coverage=0.95, ratio=0.3, network_time=1.0, gap_rule_time=2.0, tau=0.5):
     summary = {"network.coverage": coverage, "coverage_mean_over_splits": coverage, "coverage_min_over_splits": coverage,
                "tau": tau, "network.ratio_of_means": ratio, "network.mean_of_ratios": ratio, "oracle_ratio": 0.1,
-               "oracle_mean_of_ratios": 0.2, "network.fired": 3, "network.never_fired": 0, "inference_ms_per_sample": 0.1, "network.mean_time_s": network_time,
+               "oracle_mean_of_ratios": 0.2, "network.fired": 3, "network.never_fired": 0, "inference_ms_per_sample": 0.1,
+               "network.mean_time_s": network_time,
                "gap_rule.mean_time_s": gap_rule_time, "gap_rule.coverage": 1.0, "gap_rule.ratio_of_means": 0.8}
     return {"summary": summary, "split_coverages": [coverage] * 3}
 
