@@ -17,6 +17,8 @@ def family_claims(family: str, outcome: dict, online: list[dict], *, alpha: floa
     """Claims 1-3 of spec §6 for one family (passed = None when the profile cannot decide)."""
     s = outcome["summary"]
     agreement = float(np.mean([o["agree"] for o in online])) if online else None
+    online_time = (float(np.mean([o["online_time_s"] for o in online]) / np.mean([o["replay_time_s"] for o in online]))
+                   if online else None)
 
     fixed = s["network.coverage"]
     c1 = Claim(f"C1-{family}", f"P(relative gap <= eps) >= 1 - alpha: mean coverage over random cal/test splits >= "
@@ -30,8 +32,9 @@ def family_claims(family: str, outcome: dict, online: list[dict], *, alpha: floa
                "(ratio of means)", "> 60% less solve time (ratio <= 0.40)", ratio, speed_ratio,
                decided(ratio <= speed_ratio, decide),
                {"mean_of_ratios": s["network.mean_of_ratios"], "oracle_ratio": s["oracle_ratio"],
+                "oracle_mean_of_ratios": s["oracle_mean_of_ratios"], "fired": s["network.fired"],
                 "never_fired": s["network.never_fired"], "inference_ms_per_sample": s["inference_ms_per_sample"],
-                "online_replay_agreement": agreement,
+                "online_replay_agreement": agreement, "online_over_replay_time": online_time,
                 **{f"{rule}.{k}": s[f"{rule}.{k}"] for rule in ("solution_limit_1", "solution_limit_3", "time_limit", "gap_rule")
                    for k in ("coverage", "ratio_of_means") if f"{rule}.{k}" in s}})
     network, gap_rule = s["network.mean_time_s"], s["gap_rule.mean_time_s"]

@@ -12,6 +12,7 @@ torch (the stopper) and mlflow (a registered model) are imported inside the comm
 from __future__ import annotations
 
 import json
+import math
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,13 +78,15 @@ def summarize(instance: Path, stopper: NetworkStopper, stopped: isolated.Solve, 
         "objective": stopped.objective, "dual_bound": stopped.dual_bound, "solve_time_s": stopped.solve_time,
         "stopped_early": stopped.stopped_at_s is not None, "stopped_at_s": stopped.stopped_at_s,
         "stopper_in_range": features_in_range, "stopper_bound": bound,
-        "alpha": meta["alpha"], "tau": stopped.tau, "predicted_gap": stopped.predicted_gap,
-        "solution_file": str(solution) if stopped.solution_written else None,
+        "alpha": meta["alpha"], "tau": stopped.tau, "tau_defined": stopper.can_fire,
+        "predicted_gap": stopped.predicted_gap, "stopper_overhead_s": stopped.overhead_s,
+        "inference_s": stopped.inference_s, "solution_file": str(solution) if stopped.solution_written else None,
     }
     if full is not None:
         comparable = (features_in_range and full.status in FINISHED and full.objective is not None
                       and stopped.objective is not None)
         summary |= {"full_status": full.status, "full_objective": full.objective, "full_solve_time_s": full.solve_time,
+                    "full_handler_overhead_s": full.overhead_s,
                     "time_saved_s": full.solve_time - stopped.solve_time if comparable else None}
     return summary
 
@@ -137,7 +140,11 @@ def report(summary: dict, meta: dict, sol: Path | None) -> None:
     out = console()
     out.soft_wrap = True  # one line per fact, however long
     status, bound = summary["status"], summary["stopper_bound"]
-    if status in isolated.STATUSES_WITHOUT_OBJECTIVE:
+    if not summary["tau_defined"]:
+        out.print(f"tau is undefined: {len(meta['scores'])} calibration scores are too few for alpha {meta['alpha']} "
+                  f"(it needs at least {math.ceil(1 / meta['alpha']) - 1}), so the stopper never fires and this is "
+                  f"SCIP's own solve; SCIP status {status}")
+    elif status in isolated.STATUSES_WITHOUT_OBJECTIVE:
         out.print(f"SCIP status {status}: the model has no optimal objective, so no early stop and no time saved")
     elif summary["stopped_early"]:
         out.print(f"stopped early at {summary['stopped_at_s']:.3f} s: predicted gap {summary['predicted_gap']:.4g} "
@@ -146,14 +153,16 @@ def report(summary: dict, meta: dict, sol: Path | None) -> None:
         out.print(f"no early stop: the objective or dual bound is beyond the stopper's feature range |value| < {bound:g} "
                   f"(family {meta['family']!r}), where its predictions mean nothing; SCIP status {status}")
     else:
-        out.print(f"no early stop: the predicted gap stayed >= tau ({meta['tau']:.4g}); SCIP status {status}")
+        out.print(f"no early stop: the stopper never fired before SCIP reached its own tolerance (tau {meta['tau']:.4g}); "
+                  f"SCIP status {status}")
     dual = "none" if summary["dual_bound"] is None else f"{summary['dual_bound']:.10g}"
     objective = "none" if summary["objective"] is None else f"{summary['objective']:.10g}"
-    out.print(f"objective {objective}   dual bound {dual}   time {summary['solve_time_s']:.3f} s")
+    out.print(f"objective {objective}   dual bound {dual}   time {summary['solve_time_s']:.3f} s "
+              f"(stopper overhead {summary['stopper_overhead_s']:.3f} s, of which inference {summary['inference_s']:.3f} s)")
     if "full_status" in summary:
         full_objective = "none" if summary["full_objective"] is None else f"{summary['full_objective']:.10g}"
         line = (f"SCIP to its own tolerance: status {summary['full_status']}, objective {full_objective}, "
-                f"{summary['full_solve_time_s']:.3f} s")
+                f"{summary['full_solve_time_s']:.3f} s (sampling handler {summary['full_handler_overhead_s']:.3f} s)")
         if summary["time_saved_s"] is not None and summary["full_solve_time_s"] > 0:
             saved = summary["time_saved_s"]
             line += f" -> time saved {saved:.3f} s ({saved / summary['full_solve_time_s']:.0%})"

@@ -46,7 +46,7 @@ class Params(BaseParams):
     epsilon: float = Field(gt=0)
     quantile: Literal["finite", "numpy"]
     network: Network
-    online_subset: int = Field(ge=0)
+    online_subset: int = Field(ge=1)  # the online re-solves also measure the inference cost
     coverage_splits: int = Field(ge=1)
     speed_ratio: float = Field(gt=0)
     min_coverage_fixed: float = Field(ge=0, le=1)

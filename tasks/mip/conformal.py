@@ -4,8 +4,14 @@
 Units: predictions, scores and tau are absolute objective units; eps is relative
 (r = (U - U_final) / (|U_final| + 0.1)). Mixing them is intended (§3.6).
 
+Eligibility: the threshold rules (the network's and the algorithmic-gap rule's) may only stop at
+eligible rows (tasks/mip/features.py: finite bounds, root node done); their "predictions" are
++inf elsewhere, so the calibration score (a running minimum) and the stop see the same rows and
+the guarantee P(fail) = P(s_new < tau) <= alpha stays exact.
+
 Every rule replayed on a trajectory returns a `StopOutcome`, so the evaluate stage compares the
-method and the baselines without special cases.
+method and the baselines without special cases. A stop counts as "fired" only where SCIP would
+not have finished by itself: its own gap was still above its tolerance at that row.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tasks.mip.features import eligible_rows
 from tasks.mip.trajectory import Trajectory
 
 _TOL = 1e-9  # absorbs float error in alpha * (n + 1) (e.g. 0.29 * 100 = 28.999999999999996)
@@ -91,8 +98,19 @@ def replay_stop(pred_gaps: np.ndarray, nsols: np.ndarray, tau: float) -> int:
 
 
 def algorithmic_gaps(traj: Trajectory) -> np.ndarray:
-    """Baseline 5's "prediction": the solver's own absolute gap U_k - L_k."""
-    return np.asarray(traj.ub, dtype=float) - np.asarray(traj.lb, dtype=float)
+    """Baseline 5's "prediction": the solver's own absolute gap U_k - L_k on eligible rows, +inf elsewhere."""
+    gaps = np.asarray(traj.ub, dtype=float) - np.asarray(traj.lb, dtype=float)
+    return np.where(eligible_rows(traj), gaps, np.inf)
+
+
+def scip_gap(ub: float, lb: float) -> float:
+    """SCIP's relative gap |U - L| / min(|U|, |L|): 0 when U = L, infinite when the bounds differ
+    in sign or one is 0 (SCIPgetGap)."""
+    if ub == lb:
+        return 0.0
+    if ub * lb <= 0:
+        return math.inf
+    return abs(ub - lb) / min(abs(ub), abs(lb))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,7 +124,8 @@ class StopOutcome:
     index: the sample whose incumbent is returned; time: seconds a user waits (wall clock at the
     stop, or the full solve time if the rule never fired, plus the inference time attributed);
     objective: U at the stop (minimization sense); gap: relative true gap r there;
-    stopped_early: the rule fired before the last sample; covered: gap <= eps.
+    stopped_early: the rule fired before SCIP would have finished by itself (before the last
+    sample, with SCIP's own gap still above its tolerance); covered: gap <= eps.
     """
 
     instance: str
@@ -120,19 +139,20 @@ class StopOutcome:
 
 
 def stop_outcome(traj: Trajectory, index: int, *, rule: str, eps: float, time: float | None = None,
-                 inference_s: float | np.ndarray = 0.0) -> StopOutcome:
+                 inference_s: float | np.ndarray = 0.0, solver_gap: float = 1e-4) -> StopOutcome:
     """The outcome of returning the incumbent of sample `index`.
 
-    time defaults to wall[index] when stopped early, else the solve's total time. inference_s is
-    the inference cost per sample (scalar, counted for samples 0..index) or per-sample seconds
-    (an array, summed over 0..index).
+    time defaults to wall[index] when stopped before the last sample, else the solve's total
+    time. inference_s is the inference cost per sample (scalar, counted for samples 0..index) or
+    per-sample seconds (an array, summed over 0..index). solver_gap is SCIP's own tolerance
+    (limits/gap): a stop where SCIP's gap is already within it does not count as fired.
     """
     K = len(traj)
     if not 0 <= index < K:
         raise ValueError(f"stop_outcome: index must be in [0, {K}), got {index}")
-    early = index < K - 1
+    early = index < K - 1 and scip_gap(float(traj.ub[index]), float(traj.lb[index])) > solver_gap
     if time is None:
-        time = float(traj.wall[index]) if early else float(traj.solve_time)
+        time = float(traj.wall[index]) if index < K - 1 else float(traj.solve_time)
     if np.ndim(inference_s) == 0:
         time += float(inference_s) * (index + 1)
     else:
@@ -143,9 +163,10 @@ def stop_outcome(traj: Trajectory, index: int, *, rule: str, eps: float, time: f
 
 
 def threshold_stop(traj: Trajectory, pred_gaps: np.ndarray, tau: float, *, rule: str, eps: float,
-                   inference_s: float | np.ndarray = 0.0) -> StopOutcome:
+                   inference_s: float | np.ndarray = 0.0, solver_gap: float = 1e-4) -> StopOutcome:
     """Replay the threshold rule (the method, or baseline 5 with algorithmic_gaps) on a trajectory."""
-    return stop_outcome(traj, replay_stop(pred_gaps, traj.nsols, tau), rule=rule, eps=eps, inference_s=inference_s)
+    return stop_outcome(traj, replay_stop(pred_gaps, traj.nsols, tau), rule=rule, eps=eps, inference_s=inference_s,
+                        solver_gap=solver_gap)
 
 
 def solution_limit_stop(traj: Trajectory, k: int, *, eps: float = 1e-3) -> StopOutcome:

@@ -79,7 +79,10 @@ class Solve:
 
     objective is None without an incumbent or when the status is infeasible/unbounded/inforunbd;
     dual_bound is None when SCIP has none (+-infinity). stopped_at_s is the wall time of the
-    stopper's stop, None when it did not stop; predicted_gap is its last prediction.
+    stopper's stop, None when it did not stop before SCIP would have finished by itself (its own
+    gap within tolerance); predicted_gap is its last prediction.
+    overhead_s: seconds inside the sampling event handler (stopper included); inference_s:
+    seconds of it spent in the stopper's features and network.
     """
 
     status: str
@@ -91,6 +94,8 @@ class Solve:
     predicted_gap: float | None = None
     tau: float | None = None
     solution_written: bool = False
+    overhead_s: float = 0.0
+    inference_s: float = 0.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,8 +153,8 @@ def solve(path: Path, *, family: str, bound: float, gap: float, time_limit: floa
     """Solve `path` in a child with the stage's settings (solver.solve), optionally stopped by the
     stopper bundle at `stopper`, and write the incumbent to `solution` if one exists.
 
-    The learned stopper is only allowed to stop while the incumbent and the dual bound lie inside
-    its feature range (-B, B): outside it sees clipped features it was never trained on.
+    The learned stopper only stops at eligible rows, so only while the incumbent and the dual
+    bound lie inside its feature range (-B, B) (tasks/mip/features.py).
     The solve phase may run time_limit + 2 read_s (solver.solve reads the file again) + grace_s.
     """
     job = {"job": "solve", "path": str(Path(path).resolve()), "name": str(path), "family": family, "bound": bound, "gap": gap,
@@ -267,21 +272,6 @@ def _instance_checks(model, name: str, max_vars: int, max_cons: int, max_abs: fl
             check(model.getRhs(cons), f"the right-hand side of constraint {cons.name}", True)
 
 
-class _InRange:
-    """The learned stopper, allowed to stop only while the last row's bounds are inside (-B, B).
-
-    The sampler clips bounds to [-B, B]: a row at +-B is out of the features' range (or has no
-    bound yet), where the network's prediction means nothing. The inner stopper still sees every
-    row, so its feature stream stays in step."""
-
-    def __init__(self, stopper, bound: float):
-        self.stopper, self.bound = stopper, bound
-
-    def __call__(self, rows: dict) -> bool:
-        wants = self.stopper(rows)
-        return wants and abs(rows["ub"][-1]) < self.bound and abs(rows["lb"][-1]) < self.bound
-
-
 def _finite(value: float, infinity: float) -> float | None:
     return None if not math.isfinite(value) or abs(value) >= infinity else float(value)
 
@@ -298,6 +288,7 @@ def _child_read(job: dict, report) -> dict:
 
 def _child_solve(job: dict, report) -> dict:
     from tasks.mip import solver
+    from tasks.mip.conformal import scip_gap
 
     stopper = None
     if job["stopper"]:
@@ -310,7 +301,7 @@ def _child_solve(job: dict, report) -> dict:
     report({"phase": "solve"})
     trajectory, model = solver.solve(Path(job["path"]), family=job["family"], bound=job["bound"], gap=job["gap"],
                                      time_limit=job["time_limit"], sample_dt=job["sample_dt"],
-                                     stopper=_InRange(stopper, job["bound"]) if stopper else None)
+                                     stopper=stopper)
     status, n_sols, infinity = model.getStatus(), model.getNSols(), model.infinity()
     has_objective = n_sols > 0 and status not in STATUSES_WITHOUT_OBJECTIVE
     written = False
@@ -318,13 +309,16 @@ def _child_solve(job: dict, report) -> dict:
         solver.write_solution(model, Path(job["solution"]))
         written = True
     stopped_at = trajectory.info["stopped_at"]
+    if stopped_at is not None and scip_gap(float(trajectory.ub[stopped_at]), float(trajectory.lb[stopped_at])) <= job["gap"]:
+        stopped_at = None  # SCIP had reached its own tolerance there: not an early stop
     return asdict(Solve(
         status=status, objective=_finite(model.getObjVal(), infinity) if has_objective else None,
         dual_bound=None if status in STATUSES_WITHOUT_OBJECTIVE else _finite(model.getDualbound(), infinity),
         n_sols=n_sols, solve_time=trajectory.solve_time,
         stopped_at_s=float(trajectory.wall[stopped_at]) if stopped_at is not None else None,
         predicted_gap=stopper.predictions[-1] if stopper and stopper.predictions else None,
-        tau=_finite(stopper.tau, math.inf) if stopper else None, solution_written=written))
+        tau=_finite(stopper.tau, math.inf) if stopper else None, solution_written=written,
+        overhead_s=trajectory.overhead, inference_s=stopper.inference_s if stopper else 0.0))
 
 
 def _read_error(name: str, error: Exception) -> str:

@@ -8,6 +8,9 @@ Units. The network sees normalised features x~ = (x - mu) / (s + 1). Because the
 reuses the `lb` column's (mu, s), U~ - L~ = (U - L) / (s_lb + 1), so the bounded output
 g~ = ½ (tanh o + 1) (U~ - L~) in normalised units is the absolute gap g = g~ (s_lb + 1)
 = ½ (tanh o + 1) (U - L) in objective units. The loss and all predictions use absolute units.
+
+Only eligible rows (tasks/mip/features.py: finite bounds, root node done) are inputs, targets
+and normaliser data; `predict` gives +inf on the other rows, so no rule can stop there.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from tasks.mip.features import FEATURES, LB, UB, feature_matrix
+from tasks.mip.features import FEATURES, LB, UB, eligible_rows, feature_matrix
 from tasks.mip.trajectory import Trajectory
 
 # ---------------------------------------------------------------------------------------------
@@ -29,16 +32,16 @@ from tasks.mip.trajectory import Trajectory
 class Normalizer:
     """Per-column affine map x~ = (x - mu) / (scale + 1), NaN -> 0; target y~ = y / (scale_lb + 1)."""
 
-    mu: np.ndarray  # (9,)
-    scale: np.ndarray  # (9,) = 10 * std of the column over all training samples
+    mu: np.ndarray  # (F,)
+    scale: np.ndarray  # (F,) = 10 * std of the column over all eligible training samples
 
     @classmethod
     def fit(cls, trajectories: list[Trajectory]) -> Normalizer:
-        """Stack every sample of the training trajectories; mu = mean, scale = 10 * std (ddof 0).
-        The `ub` column takes the `lb` column's mu and scale, so both bounds share one map."""
-        if not trajectories:
-            raise ValueError("Normalizer.fit: need at least one training trajectory, got none")
-        X = np.concatenate([feature_matrix(traj) for traj in trajectories], axis=0)
+        """Stack every eligible sample of the training trajectories; mu = mean, scale = 10 * std
+        (ddof 0). The `ub` column takes the `lb` column's mu and scale, so both bounds share one map."""
+        X = np.concatenate([feature_matrix(traj) for traj in trajectories] or [np.empty((0, len(FEATURES)))], axis=0)
+        if len(X) == 0:
+            raise ValueError("Normalizer.fit: the training trajectories have no eligible row (finite bounds, root done)")
         mu, scale = np.nanmean(X, axis=0), 10.0 * np.nanstd(X, axis=0)
         mu[UB], scale[UB] = mu[LB], scale[LB]
         return cls(mu=mu, scale=scale)
@@ -48,7 +51,7 @@ class Normalizer:
         return float(self.scale[LB])
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        """Normalised features, float32, same shape as X (..., 9)."""
+        """Normalised features, float32, same shape as X (..., F)."""
         Xn = (np.asarray(X, dtype=float) - self.mu) / (self.scale + 1.0)
         return np.nan_to_num(Xn, nan=0.0).astype(np.float32)
 
@@ -91,13 +94,13 @@ class GapLSTM(nn.Module):
 
     def fraction(self, x: torch.Tensor, state=None):
         """Fraction ½(tanh o + 1) in [0, 1] of the gap U - L the network predicts.
-        x: (B, K, 9) normalised features -> (B, K), and the LSTM state ((layers, B, H) twice)."""
+        x: (B, K, F) normalised features -> (B, K), and the LSTM state ((layers, B, H) twice)."""
         h, state = self.lstm(x, state)  # (B, K, H)
         o = self.head(h).squeeze(-1)  # (B, K)
         return 0.5 * (torch.tanh(o) + 1.0), state
 
     def forward(self, x: torch.Tensor, state=None):
-        """Bounded gap g~ = ½(tanh o + 1)(U~ - L~) in normalised units: (B, K, 9) -> (B, K), state."""
+        """Bounded gap g~ = ½(tanh o + 1)(U~ - L~) in normalised units: (B, K, F) -> (B, K), state."""
         frac, state = self.fraction(x, state)
         width = (x[..., UB] - x[..., LB]).clamp(min=0.0)  # (B, K); U~ - L~ = (U - L) / (s_lb + 1)
         return frac * width, state
@@ -123,13 +126,18 @@ class GapLSTM(nn.Module):
 
     @torch.no_grad()
     def predict(self, traj: Trajectory, normalizer: Normalizer | None = None) -> np.ndarray:
-        """Absolute predicted gaps (K,) along a whole trajectory (one causal pass, same as `step`)."""
+        """Absolute predicted gaps (K,) along a whole trajectory: one causal pass over its eligible
+        rows (the same numbers as `step` on them), +inf on the rows that are not eligible."""
+        out = np.full(len(traj), np.inf)
         X = feature_matrix(traj)
+        if len(X) == 0:
+            return out
         xt = torch.from_numpy(self._normalizer(normalizer).transform(X))[None]
         param = next(self.parameters())
         frac, _ = self.fraction(xt.to(param.device))
         width = np.maximum(X[:, UB] - X[:, LB], 0.0)
-        return frac[0].double().cpu().numpy() * width
+        out[eligible_rows(traj)] = frac[0].double().cpu().numpy() * width
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,7 +165,7 @@ def relative_l1_loss(pred: torch.Tensor, y: torch.Tensor, eps_a: float) -> torch
 
 
 def _pad_batch(xs: list[torch.Tensor], ys: list[torch.Tensor]):
-    """Pad to the longest by repeating the last row and the last target: (B, K, 9), (B, K)."""
+    """Pad to the longest by repeating the last row and the last target: (B, K, F), (B, K)."""
     K = max(len(x) for x in xs)
     X = torch.stack([torch.cat([x, x[-1:].expand(K - len(x), -1)]) for x in xs])
     Y = torch.stack([torch.cat([y, y[-1:].expand(K - len(y))]) for y in ys])
@@ -165,8 +173,10 @@ def _pad_batch(xs: list[torch.Tensor], ys: list[torch.Tensor]):
 
 
 def _tensors(trajectories: list[Trajectory], normalizer: Normalizer):
-    xs = [torch.from_numpy(normalizer.transform(feature_matrix(traj))) for traj in trajectories]
-    ys = [torch.from_numpy(np.asarray(traj.y, dtype=np.float32)) for traj in trajectories]
+    """Inputs and targets of the eligible rows; a solve without any (done at the root) is left out."""
+    used = [traj for traj in trajectories if eligible_rows(traj).any()]
+    xs = [torch.from_numpy(normalizer.transform(feature_matrix(traj))) for traj in used]
+    ys = [torch.from_numpy(np.asarray(traj.y[eligible_rows(traj)], dtype=np.float32)) for traj in used]
     return xs, ys
 
 
@@ -191,9 +201,8 @@ def _check_train_args(trajectories, hidden, layers, steps, batch, lr, eps_a, cli
     for name, value, ok, rule in checks:
         if not ok:
             raise ValueError(f"train: {name} must be {rule}, got {value}")
-    empty = [traj.instance for traj in trajectories if len(traj) == 0]
-    if empty:
-        raise ValueError(f"train: trajectories without samples: {empty[:5]}")
+    if not any(eligible_rows(traj).any() for traj in trajectories):
+        raise ValueError("train: no trajectory has an eligible row (finite bounds, root node done)")
 
 
 def train(
@@ -211,7 +220,8 @@ def train(
     device: str = "cpu",
     threads: int | None = None,
 ) -> tuple[GapLSTM, Normalizer, list[tuple[int, float]]]:
-    """Fit the normaliser, then `steps` Adam steps on batches of `batch` whole trajectories.
+    """Fit the normaliser, then `steps` Adam steps on batches of `batch` whole trajectories
+    (their eligible rows; solves finished at the root have none and are left out).
 
     Batches are drawn with replacement by a torch.Generator seeded with `seed`; the weights are
     initialised under the same seed inside a forked RNG, so the global torch RNG is untouched and

@@ -141,10 +141,7 @@ class Sampler(Eventhdlr):
 
     def eventinit(self):
         self.sign = 1 if self.model.getObjectiveSense() == "minimize" else -1
-        self.model.catchEvent(EVENTS, self)
-
-    def eventexit(self):
-        self.model.dropEvent(EVENTS, self)
+        self.model.catchEvent(EVENTS, self)  # pyscipopt drops caught events itself on eventexit
 
     def eventexec(self, event):
         entry = perf_counter()
@@ -241,9 +238,16 @@ def solve(mps_path: Path, *, family: str, bound: float, gap: float = 1e-4, time_
     sampler.begin()
     model.optimize()
     solve_time = perf_counter() - sampler.t0
-    if sampler.error is not None:
-        raise sampler.error
-    sampler.rows.append(sampler.state(wall=solve_time))
+    try:
+        if sampler.error is not None:
+            raise sampler.error
+        sampler.rows.append(sampler.state(wall=solve_time))
+    finally:
+        # The model holds the handler (its plugin list) and the handler holds the model: such a
+        # pair is freed by the cyclic GC, which may clear the handler before the model's teardown
+        # calls it (pyscipopt 6.3 segfaults so at interpreter exit once torch is loaded). Without
+        # the back reference, reference counting frees the pair, model first, when it is dropped.
+        sampler.model = None
     columns = sampler.rows.arrays()
     trajectory = Trajectory(
         instance=path.stem, family=family, sense=1 if model.getObjectiveSense() == "minimize" else -1,

@@ -1,13 +1,19 @@
 """The online stopper: the trained network inside SCIP's event handler (spec §3.7).
 
-Every recorded row goes through the LSTM exactly once, in order, so the online predictions
-equal the replayed ones on the same rows; the solve stops at the first row with an incumbent
-whose predicted gap is below tau. The stopper bundle is the model file plus its calibration
+Every eligible recorded row (finite bounds, root node done: tasks/mip/features.py) goes
+through the LSTM exactly once, in order, so the online predictions equal the replayed ones on
+the same rows; the other rows predict +inf, as in replay. The solve stops at the first row
+whose predicted gap is below tau. The stopper times its own inference, so the cost a user
+pays is measured inside the solves it stops. The stopper bundle is the model file plus its calibration
 scores, so tau can be recomputed for any alpha.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
+from time import perf_counter
+
+import numpy as np
 
 from .conformal import conformal_threshold
 from .features import FeatureStream
@@ -24,6 +30,19 @@ class NetworkStopper:
         self.state = None
         self.seen = 0
         self.predictions: list[float] = []
+        self.inference_s = 0.0  # seconds spent in features + network, over `inferences` eligible rows
+        self.inferences = 0
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """One throw-away network step, so torch's one-off set-up (per process) is paid here and
+        not inside the first solve this stopper is timed in."""
+        self.model.step(np.zeros(len(self.normalizer.mu)), None, self.normalizer)
+
+    @property
+    def can_fire(self) -> bool:
+        """False when tau is -inf (too few calibration scores for alpha): the rule never stops."""
+        return self.tau > -math.inf
 
     @classmethod
     def load(cls, path: Path, *, alpha: float | None = None, family: str | None = None) -> NetworkStopper:
@@ -40,9 +59,15 @@ class NetworkStopper:
 
     def __call__(self, rows: dict) -> bool:
         for k in range(self.seen, len(rows["t"])):  # rows recorded before the first incumbent too
-            features = self.stream.push(rows["t"][k], rows["lb"][k], rows["ub"][k])
+            start = perf_counter()
+            features = self.stream.push(rows["t"][k], rows["lb"][k], rows["ub"][k], rows["nodes"][k])
+            if features is None:
+                self.predictions.append(math.inf)
+                continue
             gap, self.state = self.model.step(features, self.state, self.normalizer)
             self.predictions.append(gap)
+            self.inference_s += perf_counter() - start
+            self.inferences += 1
         self.seen = len(rows["t"])
         return self.predictions[-1] < self.tau
 

@@ -20,6 +20,7 @@ from tasks.mip.conformal import (
     first_eps_optimal,
     quantile_index,
     replay_stop,
+    scip_gap,
     score,
     solution_limit_stop,
     stop_outcome,
@@ -28,7 +29,7 @@ from tasks.mip.conformal import (
     time_limit_threshold,
     time_to_eps,
 )
-from tasks.mip.features import FEATURES, FeatureStream, decayed_average, feature_matrix
+from tasks.mip.features import FEATURES, ROOT_DONE, FeatureStream, decayed_average, eligible_rows, feature_matrix
 from tasks.mip.model import (
     GapLSTM,
     Normalizer,
@@ -38,6 +39,7 @@ from tasks.mip.model import (
     save_model,
     train,
 )
+from tasks.mip.stopper import NetworkStopper
 from tasks.mip.trajectory import Trajectory
 
 EPS = 1e-3
@@ -94,15 +96,23 @@ def test_decayed_average_limits():
     assert a[1] == pytest.approx((x[0] + x[1]) / 2)
 
 
-def test_feature_stream_equals_batch(pool):
-    ub = pool[0].ub.copy()
-    ub[0] = 1e20  # an unclipped SCIP infinity: both paths clip it to the bound
-    traj = replace(pool[0], ub=ub)
+def test_feature_stream_equals_batch_on_eligible_rows(pool):
+    traj = pool[0]
+    lb, ub = traj.lb.copy(), traj.ub.copy()
+    lb[0], ub[7] = -1e20, 1e20  # "no bound" (SCIP's infinity, or the sampler's clipped -B) is not a feature
+    traj = replace(traj, lb=lb, ub=ub)
+    mask = eligible_rows(traj)
+    expected = (np.abs(lb) < BOUND) & (np.abs(ub) < BOUND) & (traj.nodes >= ROOT_DONE)
+    assert np.array_equal(mask, expected) and not mask[:3].any() and not mask[7] and mask[8]
     X = feature_matrix(traj)
-    assert X.shape == (len(traj), len(FEATURES)) and X[0, 1] == BOUND
+    assert X.shape == (mask.sum(), len(FEATURES)) and np.all(np.abs(X[:, :9]) < BOUND)
+    assert np.array_equal(X[:, 9], ub[mask] - lb[mask])
+    assert np.array_equal(X[:, 10], (ub[mask] - lb[mask]) / (np.abs(ub[mask]) + 1))
+    assert X[0, 3] == lb[mask][0], "the decayed averages start at the first eligible row"
     stream = FeatureStream(bound=traj.bound)
-    rows = np.stack([stream.push(t, lb, ub) for t, lb, ub in zip(traj.t, traj.lb, traj.ub)])
-    assert np.array_equal(rows, X)
+    pushed = [stream.push(*row) for row in zip(traj.t, traj.lb, traj.ub, traj.nodes)]
+    assert [row is not None for row in pushed] == mask.tolist()
+    assert np.array_equal(np.stack([row for row in pushed if row is not None]), X)
 
 
 # --- labels -----------------------------------------------------------------------------------
@@ -135,7 +145,7 @@ def random_model(seed: int = 0, hidden: int = 8, layers: int = 2) -> GapLSTM:
 def test_bounded_output_random_inputs(pool):
     rng = np.random.default_rng(1)
     model = random_model()
-    x = torch.from_numpy(rng.normal(scale=3.0, size=(4, 30, 9)).astype(np.float32))
+    x = torch.from_numpy(rng.normal(scale=3.0, size=(4, 30, len(FEATURES))).astype(np.float32))
     x[..., 1] = x[..., 0] + torch.from_numpy(np.abs(rng.normal(size=(4, 30))).astype(np.float32))
     x[:, ::5, 1] = x[:, ::5, 0]  # U~ = L~
     g, _ = model(x)
@@ -148,7 +158,9 @@ def test_bounded_output_random_inputs(pool):
     traj.ub = traj.lb + np.abs(rng.normal(0, 5, 30))
     traj.ub[::4] = traj.lb[::4]
     pred = model.predict(traj, normalizer)
-    assert np.all(pred >= 0) and np.all(pred <= traj.ub - traj.lb) and np.all(pred[::4] == 0)
+    mask = eligible_rows(traj)
+    assert np.all(pred[~mask] == np.inf) and mask.sum() == 30 - ROOT_DONE
+    assert np.all(pred[mask] >= 0) and np.all(pred[mask] <= (traj.ub - traj.lb)[mask]) and np.all(pred[4::4] == 0)
 
 
 def test_step_matches_predict(pool):
@@ -156,8 +168,12 @@ def test_step_matches_predict(pool):
     normalizer = Normalizer.fit(pool)
     traj = pool[3]
     stream, state, online = FeatureStream(traj.bound), None, []
-    for t, lb, ub in zip(traj.t, traj.lb, traj.ub):
-        gap, state = model.step(stream.push(t, lb, ub), state, normalizer)
+    for row in zip(traj.t, traj.lb, traj.ub, traj.nodes):
+        features = stream.push(*row)
+        if features is None:
+            online.append(math.inf)
+            continue
+        gap, state = model.step(features, state, normalizer)
         online.append(gap)
     assert np.allclose(online, model.predict(traj, normalizer), rtol=1e-5, atol=1e-7)
     with pytest.raises(ValueError, match="normalizer"):
@@ -167,6 +183,7 @@ def test_step_matches_predict(pool):
 def test_normalizer_shares_bound_map_and_round_trips(pool):
     normalizer = Normalizer.fit(pool)
     assert normalizer.mu[1] == normalizer.mu[0] and normalizer.scale[1] == normalizer.scale[0]
+    assert normalizer.scale[0] < 1e3, "no row without an incumbent (U = B) reaches the bounds' scale"
     X = feature_matrix(pool[0])
     X[0, 4] = np.nan
     Xn = normalizer.transform(X)
@@ -311,7 +328,9 @@ def test_outcomes_and_baselines(pool):
     per_sample = np.full(len(traj), 0.002)
     assert stop_outcome(traj, k, rule="m", eps=EPS, inference_s=per_sample).time == pytest.approx(traj.wall[k] + 0.012)
 
-    assert np.array_equal(algorithmic_gaps(traj), traj.ub - traj.lb)
+    mask = eligible_rows(traj)
+    assert np.array_equal(algorithmic_gaps(traj)[mask], (traj.ub - traj.lb)[mask])
+    assert np.all(algorithmic_gaps(traj)[~mask] == np.inf)
     first = int(np.flatnonzero(traj.nsols >= 1)[0])
     assert solution_limit_stop(traj, 1).index == first
     assert solution_limit_stop(traj, 10_000).index == len(traj) - 1
@@ -335,3 +354,38 @@ def test_calibrated_gap_rule_and_splits(pool):
     covs = coverage_over_splits(preds, [t.r for t in pool], [t.nsols for t in pool], **kwargs)
     assert len(covs) == 30 and all(0.0 <= c <= 1.0 for c in covs)
     assert covs == coverage_over_splits(preds, [t.r for t in pool], [t.nsols for t in pool], **kwargs)
+
+
+def test_network_stopper_online_equals_replay_and_counts_its_inference(pool):
+    model = random_model(hidden=6)
+    normalizer = Normalizer.fit(pool)
+    traj = pool[5]
+    replay = model.predict(traj, normalizer)
+    for tau, fires_at in ((-math.inf, None), (float(np.sort(replay[np.isfinite(replay)])[3]), None)):
+        stopper = NetworkStopper(model, normalizer, tau, traj.bound)
+        columns = {"t": traj.t, "lb": traj.lb, "ub": traj.ub, "nodes": traj.nodes}
+        fired = [k for k in range(len(traj)) if stopper({c: v[: k + 1] for c, v in columns.items()})]
+        assert np.allclose(stopper.predictions, replay, rtol=1e-5, atol=1e-7)
+        assert stopper.inferences == int(eligible_rows(traj).sum()) and stopper.inference_s > 0
+        first = replay_stop(replay, np.ones(len(traj)), tau)
+        assert (fired[:1] == [first]) if np.isfinite(tau) else (fired == [] and not stopper.can_fire)
+
+
+def test_scip_gap_and_fired_means_before_scip_would_finish(pool):
+    assert scip_gap(-30.0, -30.0) == 0.0 and scip_gap(-30.0, -31.5) == pytest.approx(1.5 / 30)
+    assert scip_gap(1.0, -1.0) == math.inf and scip_gap(0.0, -2.0) == math.inf
+    traj = replace(pool[0], lb=pool[0].lb.copy())
+    k = 10
+    traj.lb[k] = traj.ub[k] - 1e-5 * abs(traj.ub[k])  # SCIP's gap within 1e-4: it would stop here by itself
+    at_tolerance = stop_outcome(traj, k, rule="m", eps=EPS, solver_gap=1e-4)
+    assert not at_tolerance.stopped_early and at_tolerance.time == traj.wall[k]
+    assert stop_outcome(traj, k + 1, rule="m", eps=EPS, solver_gap=1e-4).stopped_early
+
+
+def test_eligibility_gates_score_and_stop_alike(pool):
+    """Rows that are not eligible predict +inf: they never set a score nor a stop."""
+    traj = pool[2]
+    preds = np.where(eligible_rows(traj), 5.0, np.inf)
+    assert score(np.where(eligible_rows(traj), 1.0, np.inf), np.ones(len(traj)), EPS) == 1.0
+    assert replay_stop(preds, traj.nsols, tau=10.0) == int(np.flatnonzero(eligible_rows(traj) & (traj.nsols >= 1))[0])
+    assert score(np.full(len(traj), np.inf), traj.r, EPS) == np.inf, "no eligible row before k*: it cannot fail"

@@ -205,3 +205,26 @@ def test_handler_overhead_fraction(mis90):
     fraction = tr.overhead / tr.solve_time
     print(f"\nhandler overhead {tr.overhead * 1e3:.2f} ms of {tr.solve_time:.3f} s = {fraction:.2%}, {len(tr)} rows")
     assert fraction < 0.05
+
+
+TWO_SOLVES = """
+import sys
+import torch  # loaded, as with a NetworkStopper: the GC's teardown order is what used to crash
+from tasks.mip.solver import BOUNDS, solve
+kept = [solve(sys.argv[1], family="mis", bound=BOUNDS["mis"], stopper=lambda rows: False) for _ in range(2)]
+print(kept[-1][1].getStatus())
+"""
+
+
+def test_two_solves_in_one_process_exit_cleanly(instances):
+    """Models kept alive to interpreter exit (a user's script) are freed without a crash (was exit 139)."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", TWO_SOLVES, str(instances[0])], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stderr[-500:])
+    assert done.stdout.strip() in ("optimal", "gaplimit")

@@ -11,7 +11,8 @@ LIMITS = {"alpha": 0.05, "speed_ratio": 0.4, "min_coverage_mean": 0.94, "min_cov
 def outcome(coverage=0.95, ratio=0.3, network_time=1.0, gap_rule_time=2.0, tau=0.5):
     summary = {"network.coverage": coverage, "coverage_mean_over_splits": coverage, "coverage_min_over_splits": coverage,
                "tau": tau, "network.ratio_of_means": ratio, "network.mean_of_ratios": ratio, "oracle_ratio": 0.1,
-               "network.never_fired": 0, "inference_ms_per_sample": 0.1, "network.mean_time_s": network_time,
+               "oracle_mean_of_ratios": 0.2, "network.fired": 3, "network.never_fired": 0, "inference_ms_per_sample": 0.1,
+               "network.mean_time_s": network_time,
                "gap_rule.mean_time_s": gap_rule_time, "gap_rule.coverage": 1.0, "gap_rule.ratio_of_means": 0.8}
     return {"summary": summary, "split_coverages": [coverage] * 3}
 
@@ -28,9 +29,12 @@ def test_each_claim_decides_from_its_own_numbers():
 
 
 def test_a_profile_that_does_not_decide_reports_numbers_only():
-    claims = family_claims("gisp", outcome(tau=math.inf), [{"agree": True}, {"agree": False}], decide=False, **LIMITS)
+    online = [{"agree": True, "online_time_s": 1.0, "replay_time_s": 1.0},
+              {"agree": False, "online_time_s": 3.0, "replay_time_s": 1.0}]
+    claims = family_claims("gisp", outcome(tau=math.inf), online, decide=False, **LIMITS)
     assert verdicts(claims) == [None, None, None]
     assert [c.id for c in claims] == ["C1-gisp", "C2-gisp", "C3-gisp"]
     assert claims[0].details["tau"] == "inf", "a non-finite tau is written as a string (JSON has no inf)"
     assert claims[1].details["online_replay_agreement"] == pytest.approx(0.5)
+    assert claims[1].details["online_over_replay_time"] == pytest.approx(2.0), "stop times compared, not only objectives"
     assert claims[2].ours == pytest.approx(0.5)

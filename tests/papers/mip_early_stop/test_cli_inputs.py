@@ -132,7 +132,8 @@ def test_results_are_scips_own(files, tmp_path):
             Row(stop(f["infeasible.lp"], "--json", "--force", stopper=s), 0),
             Row(stop(f["unbounded.lp"], "--json", "--force", stopper=s), 0),
             Row(stop(f["big.lp"], "--json", "--force", stopper=s), 0),
-            Row(stop(f["big.lp"], "--force", "--no-compare", stopper=s), 0)]
+            Row(stop(f["big.lp"], "--force", "--no-compare", stopper=s), 0),
+            Row(stop(f["mis.mps"], "--alpha", "0.04", stopper=s), 0)]
     results = run_rows(rows)
     assert [r.code for r in results] == [0] * len(rows), [r.stderr for r in results]
     mis, infeasible, unbounded, big = (json.loads(r.stdout) for r in results[:4])
@@ -151,3 +152,8 @@ def test_results_are_scips_own(files, tmp_path):
     assert big["objective"] == pytest.approx(1e16) and big["full_objective"] == pytest.approx(1e16), "not clipped to B"
     assert not big["stopper_in_range"] and not big["stopped_early"] and big["time_saved_s"] is None
     assert "feature range" in results[4].stdout and "1e+16" in results[4].stdout
+
+    undefined = results[5].stdout  # 19 scores, alpha 0.04: floor(0.04 * 20) = 0, no threshold
+    assert "tau is undefined" in undefined and "never fires" in undefined and "at least 24" in undefined
+    assert "stopper overhead" in undefined and "sampling handler" in undefined, "its cost beside SCIP's own solve"
+    assert mis["tau_defined"] and 0 <= mis["inference_s"] <= mis["stopper_overhead_s"] < mis["solve_time_s"]
