@@ -18,8 +18,11 @@ def git_commit(root: Path) -> str:
     return _git(root, "rev-parse", "HEAD") or "unknown"
 
 
-# What DVC itself rewrites during a repro: a run is not "dirty" because an earlier stage of it updated these.
-WRITTEN_BY_DVC = (":(exclude,glob)**/dvc.lock", ":(exclude,glob)**/.gitignore")
+# What a repro itself rewrites: dvc.lock and .gitignore (DVC), the committed results under data/ and reports/
+# (DVC deletes a stage's outputs before it runs) and the READMEs' results tables generated from them. A run is
+# not "dirty" because it, or an earlier run of the same code, changed these: dirty means code or params.
+WRITTEN_BY_DVC = (":(exclude,glob)**/dvc.lock", ":(exclude,glob)**/.gitignore", ":(exclude)data", ":(exclude)reports",
+                  ":(exclude,glob)stages/*/README.md")
 
 
 def git_dirty(root: Path) -> bool:
