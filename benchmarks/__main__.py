@@ -10,4 +10,4 @@ if __name__ == "__main__":
     unidrag_surrogate.main()
     orchestration.main()
     cli_startup.main()
-    ci_budget.main()
+    ci_budget.main([])

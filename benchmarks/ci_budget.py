@@ -48,13 +48,14 @@ def timed_repro(root: Path, paper: str) -> tuple[float, dict[str, float]]:
     return total, stages
 
 
-def main() -> dict:
+def main(only: list[str]) -> dict:
+    """`python -m benchmarks.ci_budget [PAPER ...]`: every paper, or the ones named."""
     per_paper = {}
     with tempfile.TemporaryDirectory() as folder:
         root = copy_project(ROOT, Path(folder) / "repo")
         params = root / "params.yaml"
         params.write_text(re.sub(r"(?m)^profile:.*$", "profile: smoke", params.read_text()))
-        for paper in papers(root):
+        for paper in only or papers(root):
             total, stages = timed_repro(root, paper)
             per_paper[paper] = {"smoke_repro_s": total, "stages_s": stages, "within_budget": total <= SMOKE_BUDGET_S}
             print(f"{paper}: {total:.1f} s ({', '.join(f'{k} {v:.1f}' for k, v in stages.items())})"
@@ -66,4 +67,4 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
