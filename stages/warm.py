@@ -60,13 +60,18 @@ def host_folder() -> Path:
     return Path(tempfile.gettempdir()) / f"papers-warm-{os.getuid()}"
 
 
+def interpreter() -> list[str]:
+    """This environment's interpreter: `python` and `python3.11` of one venv are the same one."""
+    return [sys.prefix, os.path.realpath(sys.executable)]
+
+
 def host_key(environ: dict | None = None) -> str:
     """What a host must share with a caller to serve it (see the module docstring); `environ`: the
     environment to key (default: this process's)."""
     environ = os.environ if environ is None else environ
     packages = Path(sysconfig.get_paths()["purelib"])
     facts = {
-        "executable": sys.executable,
+        "interpreter": interpreter(),
         "packages": packages.stat().st_mtime_ns if packages.exists() else 0,
         "env": sorted((k, v) for k, v in environ.items() if k.startswith(IMPORT_TIME_ENV)),
         "memory_limit": resource.getrlimit(resource.RLIMIT_AS),
@@ -243,7 +248,7 @@ def stop_hosts() -> int:
     for record in host_folder().glob("*.json"):
         try:
             facts = json.loads(record.read_text())
-            if facts.get("executable") == sys.executable:
+            if facts.get("interpreter") == interpreter():
                 os.kill(int(facts["pid"]), signal.SIGTERM)
                 stopped += 1
         except (OSError, ValueError, KeyError):

@@ -24,7 +24,8 @@ import threading
 import time
 import traceback
 
-from .warm import IDLE_EXIT_S, host_key, launcher_path, paths, receive_message, send_message, write_spawn_launcher
+from .warm import (IDLE_EXIT_S, host_key, interpreter, launcher_path, paths, receive_message, send_message,
+                   write_spawn_launcher)
 
 # The third-party modules the task library imports (libraries missing from this environment are skipped).
 PRELOAD = ("numpy", "scipy.sparse", "scipy.sparse.linalg", "scipy.sparse.csgraph", "scipy.spatial",
@@ -82,7 +83,7 @@ class Host:
         os.replace(staged, self.where["sock"])  # callers see the socket only once it listens
         self.listener = listener
         self.selector.register(listener, selectors.EVENT_READ)
-        self.where["json"].write_text(json.dumps({"pid": os.getpid(), "executable": sys.executable, "key": self.key}))
+        self.where["json"].write_text(json.dumps({"pid": os.getpid(), "interpreter": interpreter(), "key": self.key}))
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "stopping", True))
         try:
             while not (self.stopping and not self.children):

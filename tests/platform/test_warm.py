@@ -115,3 +115,14 @@ def test_a_spawned_pool_worker_starts_as_a_fork_of_the_host_and_computes_the_sam
     warm_rows, cold_rows = json.loads(warm.stdout), json.loads(cold.stdout)
     assert [r[0] for r in warm_rows] == [r[0] for r in cold_rows] == [x * x for x in range(6)]
     assert all(r[1] for r in warm_rows) and not any(r[1] for r in cold_rows)
+
+
+def test_server_stop_stops_the_hosts_of_this_environment_whatever_the_interpreters_name(folder, host):
+    """`papers` runs as python3.11, stages as python: both are this environment's interpreter."""
+    host_pid = json.loads(paths(host_key(caller_env()))["json"].read_text())["pid"]
+    other_name = Path(sys.executable).with_name(f"python{sys.version_info.major}.{sys.version_info.minor}")
+    done = subprocess.run([str(other_name), "-c", "from stages.warm import stop_hosts; print(stop_hosts())"],
+                          cwd=folder, env=caller_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and int(done.stdout) >= 1, done.stderr
+    gone, _ = psutil.wait_procs([psutil.Process(host_pid)], timeout=30)
+    assert gone, "the host still runs after stop_hosts"
