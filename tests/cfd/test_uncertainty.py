@@ -27,3 +27,10 @@ def test_intervals_are_paired_deterministic_and_shrink_with_more_shapes():
     assert large["a"]["se"] < small["a"]["se"] / 2  # ~ 1 / sqrt(n)
     rng = np.random.default_rng(1)
     assert intervals(32) == small
+
+
+def test_a_tiny_test_set_still_gives_finite_intervals():
+    """With 4 shapes some resamples draw one shape four times (no variance, no R^2): they are left out."""
+    truth = np.array([1.0, 2.0, 3.0, 4.0])
+    intervals = r2_intervals(truth, {"a": truth + 0.1, "b": truth[::-1]}, pairs=[("a", "b")], resamples=500, seed=0)
+    assert all(np.isfinite([v["ci_low"], v["ci_high"], v["se"]]).all() for v in intervals.values())
