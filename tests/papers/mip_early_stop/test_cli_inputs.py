@@ -111,9 +111,8 @@ def test_bad_inputs_are_one_line_and_exit_2(files, tmp_path):
     check_rows(rows)
 
 
-def max_independent_set_size(mps: Path) -> int:
-    """The exact maximum independent set of the MIS instance: a maximum clique of the complement of
-    the graph its constraint rows `e<u>_<v>` (x_u + x_v <= 1) name."""
+def mis_graph(mps: Path):
+    """The graph of the MIS instance, read without SCIP: its constraint rows `e<u>_<v>` (x_u + x_v <= 1)."""
     import networkx as nx
 
     text = mps.read_text()
@@ -122,7 +121,20 @@ def max_independent_set_size(mps: Path) -> int:
     assert rows and names, "the MIS file's edge rows and variables"
     graph = nx.Graph([(int(u), int(v)) for u, v in rows])
     graph.add_nodes_from(int(n) for n in names)
-    return len(nx.max_weight_clique(nx.complement(graph), weight=None)[0])
+    return graph
+
+
+def max_independent_set_size(mps: Path) -> int:
+    """The exact maximum independent set: a maximum clique of the complement of the graph."""
+    import networkx as nx
+
+    return len(nx.max_weight_clique(nx.complement(mis_graph(mps)), weight=None)[0])
+
+
+def chosen_nodes(solution: Path) -> set[int]:
+    """The nodes a SCIP solution file sets to 1 (it lists the nonzero variables: `x12  1  (obj:1)`)."""
+    values = re.findall(r"^x(\d+)\s+(\S+)", solution.read_text(), re.M)
+    return {int(node) for node, value in values if round(float(value)) == 1}
 
 
 def test_results_are_scips_own(files, tmp_path):
@@ -141,7 +153,8 @@ def test_results_are_scips_own(files, tmp_path):
     assert mis["status"] in ("optimal", "gaplimit", "userinterrupt") and mis["stopper_in_range"]
     optimum = max_independent_set_size(f["mis.mps"])  # found without SCIP, from the file's edge rows
     assert mis["full_status"] == "optimal" and mis["full_objective"] == pytest.approx(optimum)
-    assert 1 <= mis["objective"] <= optimum, "an incumbent is an independent set"
+    chosen = chosen_nodes(solution)  # the incumbent SCIP wrote: an independent set of the file's graph, of its size
+    assert chosen and not mis_graph(f["mis.mps"]).subgraph(chosen).edges and len(chosen) == mis["objective"]
     assert mis["time_saved_s"] is not None and mis["solution_file"] == str(solution) and solution.is_file()
 
     assert infeasible["status"] == "infeasible" and infeasible["objective"] is None
