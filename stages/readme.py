@@ -45,18 +45,18 @@ def with_block(text: str, paper: str, block: str) -> str:
     return "\n".join(lines[:at] + ["", block] + lines[at:]) + "\n"
 
 
-def committed_claims(root: Path, paper: str) -> dict | None:
-    path = root / "data" / paper / "claims.json"
-    return json.loads(path.read_text()) if path.exists() else None
+def committed_claims(root: Path):
+    """(paper, its claims.json document) for every paper with committed claims."""
+    for paper in papers(root):
+        path = root / "data" / paper / "claims.json"
+        if path.exists():
+            yield paper, json.loads(path.read_text())
 
 
 def write_readmes(root: Path) -> list[Path]:
     """Rewrite the results block of every paper with claims; the READMEs that changed."""
     changed = []
-    for paper in papers(root):
-        document = committed_claims(root, paper)
-        if document is None:
-            continue
+    for paper, document in committed_claims(root):
         path = readme_path(root, paper)
         before = path.read_text()
         after = with_block(before, paper, results_block(document))
@@ -68,12 +68,6 @@ def write_readmes(root: Path) -> list[Path]:
 
 def stale_readmes(root: Path) -> list[str]:
     """One line per paper whose README does not show its claims.json as results_block renders it."""
-    stale = []
-    for paper in papers(root):
-        document = committed_claims(root, paper)
-        if document is None:
-            continue
-        if results_block(document) not in readme_path(root, paper).read_text():
-            stale.append(f"stages/{paper}/README.md does not show data/{paper}/claims.json "
-                         "(run `papers report --readme`)")
-    return stale
+    return [f"stages/{paper}/README.md does not show data/{paper}/claims.json (run `papers report --readme`)"
+            for paper, document in committed_claims(root)
+            if results_block(document) not in readme_path(root, paper).read_text()]

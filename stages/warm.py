@@ -270,8 +270,18 @@ def main(argv: list[str]) -> int:
     try:
         runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
     except SystemExit as exit_:
-        return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+        return exit_code(exit_.code)
     return 0
+
+
+def exit_code(code) -> int:
+    """The status an interpreter exits with for SystemExit(code): None 0, an int itself, else 1 (the text printed)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

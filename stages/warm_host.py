@@ -24,7 +24,7 @@ import threading
 import time
 import traceback
 
-from .warm import (IDLE_EXIT_S, host_key, interpreter, launcher_path, paths, receive_message, send_message,
+from .warm import (IDLE_EXIT_S, exit_code, host_key, interpreter, launcher_path, paths, receive_message, send_message,
                    write_spawn_launcher)
 
 # The third-party modules the task library imports (libraries missing from this environment are skipped).
@@ -238,7 +238,7 @@ def become_caller(request: dict, fds: list[int], connection: socket.socket, key:
         else:
             runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
     except SystemExit as exit_:
-        code = _exit_code(exit_.code)
+        code = exit_code(exit_.code)
     except KeyboardInterrupt:
         traceback.print_exc()
         code = 130
@@ -267,15 +267,6 @@ def take_descriptors(received: list[int], targets: list[int]) -> None:
 
 
 PARKED_FROM = 512
-
-
-def _exit_code(code) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1
 
 
 def main(argv: list[str]) -> int:

@@ -65,6 +65,14 @@ def _change(new, old, i):
 
 
 @njit(cache=True, nogil=True)
+def _record_and_stop(it, dr_max, dt_max, rot_tol, trans_abs, rot_hist, trans_hist):
+    """Record iteration it's largest per-node changes (rotation, translation units) and say whether both met their tolerance."""
+    rot_hist[it] = np.sqrt(dr_max)
+    trans_hist[it] = 2.0 * np.sqrt(dt_max)
+    return rot_hist[it] <= rot_tol and trans_hist[it] <= trans_abs
+
+
+@njit(cache=True, nogil=True)
 def gpm_kernel(indptr, indices, blocks, x, shift, rot_tol, trans_abs, max_iter, rot_hist, trans_hist):
     """DQGPM in place on x (n, 8); returns (iterations, converged)."""
     n = x.shape[0]
@@ -82,11 +90,10 @@ def gpm_kernel(indptr, indices, blocks, x, shift, rot_tol, trans_abs, max_iter, 
             dr, dt = _change(new, cur, i)
             dr_max = max(dr_max, dr)
             dt_max = max(dt_max, dt)
-        rot_hist[it] = np.sqrt(dr_max)
-        trans_hist[it] = 2.0 * np.sqrt(dt_max)
+        stop = _record_and_stop(it, dr_max, dt_max, rot_tol, trans_abs, rot_hist, trans_hist)
         cur, new = new, cur
         it += 1
-        if rot_hist[it - 1] <= rot_tol and trans_hist[it - 1] <= trans_abs:
+        if stop:
             converged = True
             break
     x[:, :] = cur
@@ -129,10 +136,9 @@ def power_kernel(indptr, indices, blocks, v, p, rot_tol, trans_abs, max_iter, ro
             dt_max = max(dt_max, dt)
             for c in range(8):
                 p[i, c] = y[i, c]
-        rot_hist[it] = np.sqrt(dr_max)
-        trans_hist[it] = 2.0 * np.sqrt(dt_max)
+        stop = _record_and_stop(it, dr_max, dt_max, rot_tol, trans_abs, rot_hist, trans_hist)
         it += 1
-        if rot_hist[it - 1] <= rot_tol and trans_hist[it - 1] <= trans_abs:
+        if stop:
             converged = True
             break
     v[:, :] = cur
