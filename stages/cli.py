@@ -19,8 +19,8 @@ from typing import NoReturn
 import psutil
 import typer
 import typer.main
-from typer import _click  # typer vendors its own click: plain click's classes never match
-from typer._click.exceptions import UsageError
+import click
+from click.exceptions import UsageError
 from typer.core import TyperCommand, TyperGroup
 from rich.markup import escape
 from rich.table import Table
@@ -72,7 +72,7 @@ class PaperApp(TyperCommand):
         self.source = source  # "module:attribute" of its typer.Typer
 
     @cached_property
-    def group(self) -> _click.Command:
+    def group(self) -> click.Command:
         """The sub-app built as `app.add_typer(sub_app, name=...)` builds it (with the root's markup mode)."""
         module, attribute = self.source.split(":")
         mounted = typer.Typer(rich_markup_mode=app.rich_markup_mode, pretty_exceptions_short=app.pretty_exceptions_short)
@@ -80,7 +80,7 @@ class PaperApp(TyperCommand):
         return typer.main.get_group(mounted).commands[self.name]
 
     @property
-    def commands(self) -> dict[str, _click.Command]:
+    def commands(self) -> dict[str, click.Command]:
         """Its commands, as a walk of the command tree reads a group's (imports the module)."""
         return self.group.commands
 
@@ -93,7 +93,7 @@ class Papers(TyperGroup):
         for name, source, summary in PAPER_APPS:
             self.add_command(PaperApp(name, source, summary))
 
-    def resolve_command(self, ctx: _click.Context, args: list[str]):
+    def resolve_command(self, ctx: click.Context, args: list[str]):
         name, command, rest = super().resolve_command(ctx, args)
         return name, command.group if isinstance(command, PaperApp) else command, rest
 
