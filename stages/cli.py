@@ -61,6 +61,7 @@ PAPER_APPS = (
     ("unidrag", "flows.unidrag.cli:unidrag_app", "Drag of your own vehicle mesh with the trained UniDrag surrogate: "
                                                  "predict it, or minimise it by a small FFD deformation (optionally "
                                                  "verified by the LBM)."),
+    ("ddsvm", "flows.ddsvm.cli:app", "Deep features trained for an explicit SVM margin (DDSVM) on your own CSV."),
 )
 
 

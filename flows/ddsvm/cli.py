@@ -1,0 +1,183 @@
+"""`papers ddsvm fit / predict`: DDSVM on a user's own CSV of numeric features (tabular rows, or flattened
+images with --image HxW) with one label column, as scikit-learn users keep such data.
+
+fit standardises the features (the training rows' mean and std), trains the network by the alternating loop
+(CE + lam * push against an OvR LinearSVC refitted every epoch) and saves one safetensors file: the network, the
+read-out SVM, the scaling and the class names (no pickle). predict reads it and a CSV with the same feature
+columns. Every input is checked before any work (InputError: one line, exit 2 from `papers`); torch is imported
+after the checks, so `--help` starts at once.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from tasks.core.console import console
+from tasks.core.inputs import InputError, check_count, check_output
+from tasks.train.labelled_csv import read_labelled_csv
+
+app = typer.Typer(help="Deep features trained for an explicit SVM margin (DDSVM) on your own CSV.",
+                  no_args_is_help=True)
+MAX_EPOCHS = 10_000
+MAX_FEATURE_DIM = 4096
+MAX_CLASSES = 1000
+MAX_WORK = 2 * 10**9  # epochs x rows x features: the training cost refused before it starts
+READOUTS = ("svm", "head")
+SUFFIX = ".ddsvm.safetensors"
+
+
+def class_order(labels: list[str]) -> list[str]:
+    """Distinct class names, in numeric order when every one is a number ('2' before '10'), else sorted as text."""
+    names = sorted(set(labels))
+    try:
+        return sorted(names, key=float)
+    except ValueError:
+        return names
+
+
+def image_shape(spec: str | None, n_features: int) -> tuple[int, ...] | None:
+    """(1, H, W) from 'HxW' matching the number of feature columns; None for tabular rows."""
+    if spec is None:
+        return None
+    match = re.fullmatch(r"(\d+)x(\d+)", spec.strip())
+    if not match or min(int(match[1]), int(match[2])) < 2:
+        raise InputError(f"--image: expected HxW with H, W >= 2 (e.g. 8x8), got {spec!r}")
+    height, width = int(match[1]), int(match[2])
+    if height * width != n_features:
+        raise InputError(f"--image {spec}: {height} x {width} = {height * width} pixels, but the CSV has "
+                         f"{n_features} feature columns")
+    return 1, height, width
+
+
+def check_fit_options(epochs: int, lam: float, eta: float, svm_c: float, feature_dim: int, width: int, batch: int,
+                      seed: int) -> None:
+    for name, value, low, high in (("--epochs", epochs, 1, MAX_EPOCHS), ("--feature-dim", feature_dim, 2, MAX_FEATURE_DIM),
+                                   ("--width", width, 1, MAX_FEATURE_DIM), ("--batch", batch, 1, 10**6)):
+        if not low <= value <= high:
+            raise InputError(f"{name}: must be in {low}..{high:,}, got {value}")
+    for name, value in (("--lam", lam), ("--eta", eta), ("--svm-c", svm_c)):
+        if not np.isfinite(value) or value < 0 or (value == 0 and name != "--lam"):
+            raise InputError(f"{name}: must be a finite number {'>= 0' if name == '--lam' else '> 0'}, got {value}")
+    if seed < 0:
+        raise InputError(f"--seed: must be >= 0, got {seed}")
+
+
+@app.command()
+def fit(
+    data: Path = typer.Argument(..., help="CSV with a header row: numeric feature columns and the label column."),
+    label: str = typer.Option(..., "--label", help="Name of the label column (class names: any text)."),
+    out: Path = typer.Option(None, "--out", help=f"Model file to write (default: DATA's name + {SUFFIX})."),
+    image: str = typer.Option(None, "--image", help="HxW: the features are a flattened HxW image (row by row); "
+                              "the spec's small CNN replaces the MLP backbone."),
+    epochs: int = typer.Option(150, help=f"Training epochs (1..{MAX_EPOCHS:,})."),
+    lam: float = typer.Option(1.0, "--lam", help="Weight of the push loss (0: plain cross-entropy)."),
+    eta: float = typer.Option(0.1, "--eta", help="Push step on the unit sphere (> 0)."),
+    svm_c: float = typer.Option(1.0, "--svm-c", help="C of the one-vs-rest LinearSVC (> 0)."),
+    feature_dim: int = typer.Option(64, "--feature-dim", help="Dimension D of the learned features."),
+    width: int = typer.Option(None, help="Hidden units of the MLP backbone (default 128), or the first conv's "
+                              "channels with --image (default 16, the spec's)."),
+    batch: int = typer.Option(128, help="Minibatch size."),
+    seed: int = typer.Option(0, help="Seed of the initial weights and the batch order (>= 0)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Train DDSVM on DATA and save the model; print the training accuracy and the SVM margins."""
+    width = width if width is not None else 16 if image else 128
+    check_fit_options(epochs, lam, eta, svm_c, feature_dim, width, batch, seed)
+    out = out if out is not None else Path(data.name.removesuffix(".csv") + SUFFIX)
+    check_output(out, "--out")
+    table = read_labelled_csv(data, label)
+    shape = image_shape(image, table.features.shape[1])
+    classes = class_order(table.labels)
+    check_count("classes", len(classes), MAX_CLASSES)
+    if len(classes) < 2:
+        raise InputError(f"DATA {data}: label column {label!r} holds one class only ({classes[0]!r}); an SVM needs two")
+    check_count("--epochs x rows x features", epochs * table.features.size, MAX_WORK)
+    import torch
+
+    from tasks.core.device import single_torch_thread
+
+    from .model import Architecture
+    from .model_io import save_model
+    from .training import TrainConfig, normalized_features, train_network
+
+    single_torch_thread()
+    mean, std = table.features.mean(0), table.features.std(0)
+    std[std == 0] = 1.0  # a constant column stays constant (zero) instead of dividing by zero
+    x = torch.from_numpy(((table.features - mean) / std).astype(np.float32))
+    if shape is not None:
+        x = x.reshape(-1, *shape)
+    index = {name: i for i, name in enumerate(classes)}
+    y = torch.tensor([index[name] for name in table.labels])
+    architecture = Architecture("conv" if shape else "mlp", shape or (x.shape[1],), feature_dim, len(classes),
+                                width=width)
+    config = TrainConfig(loss="ddsvm" if lam > 0 else "ce", epochs=epochs, lam=lam, eta=eta, svm_C=svm_c,
+                         batch=batch, augment_shift=0)
+    start = time.perf_counter()
+    result = train_network(x, y, architecture, config, seed)
+    from tasks.train.linear_svm import own_class_margins
+
+    u = normalized_features(result.network, x)
+    margins = own_class_margins(u, y.numpy(), result.svm)
+    with torch.no_grad():
+        head = result.network(x)[1].argmax(1).numpy()
+    summary = {"model": str(out), "rows": len(y), "features": table.features.shape[1], "classes": len(classes),
+               "backbone": architecture.backbone, "epochs": epochs, "train_accuracy_svm": float((result.svm.predict(u) == y.numpy()).mean()),
+               "train_accuracy_head": float((head == y.numpy()).mean()), "margin_min": float(margins.min()),
+               "margin_mean": float(margins.mean()), "svm_converged": result.svm.converged,
+               "time_s": time.perf_counter() - start}
+    save_model(out, result.network, result.svm, {"mean": mean, "std": std},
+               {"classes": classes, "label": label, "feature_names": table.feature_names, "config": config.to_dict(),
+                "train_summary": summary})
+    if as_json:
+        print(json.dumps(summary))
+        return
+    console().print(f"DDSVM on {len(y)} rows, {len(classes)} classes, {epochs} epochs ({summary['time_s']:.1f} s): "
+                    f"train accuracy {summary['train_accuracy_svm']:.3f} (SVM), {summary['train_accuracy_head']:.3f} (head); "
+                    f"margin min {summary['margin_min']:.3f}, mean {summary['margin_mean']:.3f} -> {out}")
+
+
+@app.command()
+def predict(
+    model: Path = typer.Argument(..., help=f"A model written by `papers ddsvm fit` ({SUFFIX})."),
+    data: Path = typer.Argument(..., help="CSV with the model's feature columns (the label column is optional: "
+                                "with it, the accuracy is reported)."),
+    readout: str = typer.Option("svm", help="svm (the SVM on the normalised features) or head (the softmax head)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (predictions, and accuracy with labels)."),
+) -> None:
+    """Predict the class of every row of DATA; print one class per line."""
+    if readout not in READOUTS:
+        raise InputError(f"--readout: must be one of {', '.join(READOUTS)}, got {readout!r}")
+    from .model_io import load_model
+    from .training import predict as predict_classes
+
+    saved = load_model(model)
+    info = saved.info
+    names, label = info["feature_names"], info["label"]
+    table = read_labelled_csv(data, label, label_required=False)
+    if table.feature_names != names:
+        missing = [n for n in names if n not in table.feature_names]
+        extra = [n for n in table.feature_names if n not in names]
+        problem = (f"missing feature column {missing[0]!r}" if missing else f"column {extra[0]!r} is not a feature of "
+                   f"the model" if extra else "the feature columns are in another order than the model's")
+        raise InputError(f"DATA {data}: {problem} (the model's {len(names)} features: {', '.join(names[:8])}"
+                         f"{', ...' if len(names) > 8 else ''})")
+    import torch
+
+    x = torch.from_numpy(((table.features - saved.arrays["mean"]) / saved.arrays["std"]).astype(np.float32))
+    x = x.reshape(-1, *saved.network.architecture.input_shape)
+    classes = info["classes"]
+    predicted = [classes[i] for i in predict_classes(saved.network, saved.svm, x)[readout]]
+    summary: dict = {"readout": readout, "rows": len(predicted), "predictions": predicted}
+    if table.labels is not None:
+        summary["accuracy"] = float(np.mean([p == t for p, t in zip(predicted, table.labels)]))
+    if as_json:
+        print(json.dumps(summary))
+        return
+    print("\n".join(predicted))
+    if "accuracy" in summary:
+        console(stderr=True).print(f"accuracy {summary['accuracy']:.4f} on {len(predicted)} rows ({readout} read-out)")
