@@ -47,7 +47,7 @@ COPY --chown=papers:papers . .
 # the claims' provenance work as in a checkout (one commit, dated 1970 so that the same files and source commit
 # give the same hash).
 RUN pip install --no-deps --no-build-isolation -e . \
-    && chown -R papers:papers /app/papers.egg-info
+    && chown papers:papers /app && chown -R papers:papers /app/papers.egg-info
 USER 1000:1000
 RUN git init -q \
     && git add -A \
