@@ -44,14 +44,14 @@ ARG SOURCE_COMMIT=unknown
 WORKDIR /app
 COPY --chown=papers:papers . .
 # `papers` on PATH (the code stays in /app, owned by the user who runs it); /app a git repository so DVC and
-# the claims' provenance work as in a checkout (one commit, dated 1970 so that the same files and source commit
+# the claims' provenance work as in a checkout (one commit, dated 2000-01-01 so that the same files and source commit
 # give the same hash).
 RUN pip install --no-deps --no-build-isolation -e . \
-    && chown papers:papers /app && chown -R papers:papers /app/papers.egg-info
+    && chown -R papers:papers /app
 USER 1000:1000
 RUN git init -q \
     && git add -A \
-    && GIT_AUTHOR_DATE=@0 GIT_COMMITTER_DATE=@0 git -c user.name=papers -c user.email=papers@localhost \
+    && GIT_AUTHOR_DATE=2000-01-01T00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00Z git -c user.name=papers -c user.email=papers@localhost \
        commit -qm "papers image of ${SOURCE_COMMIT}"
 
 LABEL org.opencontainers.image.title="papers" \
