@@ -25,7 +25,7 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from tasks.core.provenance import git_commit, git_dirty, project_files
+from tasks.core.provenance import copy_project_files, git_commit, git_dirty
 
 ROOT = Path(__file__).resolve().parents[1]
 OFFICIAL_BASE = "docker.io/library/python:3.11.7-slim-bookworm"
@@ -130,15 +130,6 @@ def build_command(context: Path, tag: str, base: str, torch: str, torch_index: s
     return [*command, str(context)]
 
 
-def clean_context(root: Path, destination: Path) -> Path:
-    """What a clean clone of the work tree holds (tracked and untracked-but-not-ignored files): DVC's outputs,
-    stores and environments stay out whatever .dockerignore says."""
-    for name in project_files(root):
-        (destination / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / name, destination / name)
-    return destination
-
-
 def image_size(tag: str) -> int:
     done = subprocess.run(["podman", "image", "inspect", "--format", "{{.Size}}", tag], capture_output=True, text=True,
                           check=True)
@@ -157,8 +148,10 @@ def build(torch: str = "cpu", base: str = "auto", tag: str | None = None, isolat
         print(f"{index} does not answer: torch comes from the host's pip sources", file=sys.stderr)
     commit = git_commit(ROOT) + ("-dirty" if git_dirty(ROOT) else "")
     started = time.perf_counter()
+    # The context is what a clean clone holds: DVC's outputs, stores and environments stay out whatever
+    # .dockerignore says.
     with tempfile.TemporaryDirectory(prefix="papers-context-") as folder:
-        context = clean_context(ROOT, Path(folder))
+        context = copy_project_files(ROOT, Path(folder))
         subprocess.run(build_command(context, tag, base, torch, torch_index, options, mounts, isolation, commit),
                        check=True)
     return {"image": tag, "base": base, "seconds": round(time.perf_counter() - started, 1), "bytes": image_size(tag)}

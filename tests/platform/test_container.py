@@ -59,7 +59,7 @@ def test_a_run_forwards_prefect_settings_but_not_host_paths():
 
 
 def test_the_context_is_what_a_clean_clone_holds(tmp_path):
-    context = container.clean_context(ROOT, tmp_path)
+    context = container.copy_project_files(ROOT, tmp_path)
     assert (context / "Dockerfile").is_file() and (context / "requirements.lock").is_file()
     assert (context / "stages" / "container.py").is_file()
     for left_out in (".git", ".venv", "mlflow", ".prefect", ".dvc/tmp", ".dvc/cache"):
