@@ -10,7 +10,7 @@ export MLFLOW_DISABLE_TELEMETRY := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: install run test test-slow server-start server-stop benchmark lock clean
+.PHONY: install run test test-slow server-start server-stop benchmark lock clean image base-image
 
 install: $(STAMP)
 
@@ -45,6 +45,15 @@ server-stop: install
 benchmark: install
 	$(BIN)/papers server start
 	$(BIN)/python -m benchmarks
+
+# The container image localhost/papers:$(TORCH) (podman; base and pip sources chosen for this machine, see
+# stages/container.py); base-image makes the Debian-mirror base that `image` uses when no registry answers.
+TORCH ?= cpu
+image:
+	$(PYTHON) -m stages.container build --torch $(TORCH)
+
+base-image:
+	$(PYTHON) -m stages.container base
 
 lock:
 	rm -rf /tmp/papers-lock && $(PYTHON) -m venv /tmp/papers-lock

@@ -333,17 +333,25 @@ def ui(detach: bool = typer.Option(False, help="Leave the MLflow UI running in t
         mlflow_ui.terminate()
 
 
+def deployment_of(paper: str, image: bool) -> tuple[str, str]:
+    """The work pool and prefect.yaml deployment of a paper's pipeline, in the checkout or in the image."""
+    return ("papers-image", f"{paper}-pipeline-image") if image else ("papers-process", f"{paper}-pipeline")
+
+
 @app.command()
-def deploy(paper: str = typer.Argument("se3_sync")) -> None:
+def deploy(paper: str = typer.Argument("se3_sync"),
+           image: bool = typer.Option(False, "--image", help="In the project's image (`make image`), through buildah: "
+                                                             "the papers-image pool, run on demand.")) -> None:
     """Register the paper's scheduled deployment (prefect.yaml) with the local server."""
     server.start()
     prefect = str(Path(sys.executable).with_name("prefect"))
-    subprocess.run([prefect, "work-pool", "create", "papers-process", "--type", "process", "--overwrite"],
+    pool, name = deployment_of(paper, image)
+    subprocess.run([prefect, "work-pool", "create", pool, "--type", "process", "--overwrite"],
                    cwd=ROOT, check=True, capture_output=True)
-    done = subprocess.run([prefect, "--no-prompt", "deploy", "--name", f"{paper}-pipeline"], cwd=ROOT)
+    done = subprocess.run([prefect, "--no-prompt", "deploy", "--name", name], cwd=ROOT)
     if done.returncode == 0:  # prefect's own hints assume a shell with its API URL; these work from the checkout
-        console.print(f"From this checkout, in any shell: `{prefect} worker start --pool papers-process` runs scheduled "
-                      f"runs; `{prefect} deployment run reproduce-paper/{paper}-pipeline` starts one now.")
+        console.print(f"From this checkout, in any shell: `{prefect} worker start --pool {pool}` runs its "
+                      f"runs; `{prefect} deployment run reproduce-paper/{name}` starts one now.")
     raise typer.Exit(done.returncode)
 
 

@@ -37,11 +37,17 @@ def project_files(root: Path) -> list[str]:
     return [name for name in listed.split("\0") if name and (root / name).is_file()]
 
 
-def copy_project(root: Path, destination: Path) -> Path:
-    """A committed copy of the project in a fresh git repository (for tests and benchmarks)."""
+def copy_project_files(root: Path, destination: Path) -> Path:
+    """The files a clean clone of the work tree holds, copied to `destination` (an image's build context)."""
     for name in project_files(root):
         (destination / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / name, destination / name)
+    return destination
+
+
+def copy_project(root: Path, destination: Path) -> Path:
+    """A committed copy of the project in a fresh git repository (for tests and benchmarks)."""
+    copy_project_files(root, destination)
     identity = ["-c", "user.name=papers", "-c", "user.email=papers@localhost"]
     for command in (["init", "-q"], ["add", "-A"], [*identity, "commit", "-qm", "copy of the project"]):
         subprocess.run(["git", *command], cwd=destination, check=True, capture_output=True)

@@ -1,4 +1,4 @@
-"""The Dockerfile cannot be built here (no Docker engine): lint it with hadolint instead."""
+"""CI has no container engine: lint the Dockerfile with hadolint (built and run: tests/integration/test_container.py, slow)."""
 import shutil
 import subprocess
 import sys
