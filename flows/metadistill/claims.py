@@ -19,7 +19,8 @@ def claim_c1(rows: list[dict], dim: int, names: list[str], decide: bool) -> Clai
     needed = math.ceil(C1_WINS_OF_24 * len(mine) / 24)
     won, ratio = wins(mine, md(0), BASELINE), median_log_ratio(mine, md(0), BASELINE)
     other_dims = sorted({row["dim"] for row in rows} - {dim})
-    details = {"setting": f"BBOB f{[row['fid'] for row in mine]}, d = {dim}, final best-of-generation precision",
+    details = {"setting": f"{len(mine)} BBOB functions (f{mine[0]['fid']}..f{mine[-1]['fid']}), d = {dim}, "
+                          "final best-of-generation precision, mean over seeds",
                "functions": len(mine), "wins_needed": needed, "md_j0_wins": won, "median_log10_ratio": ratio,
                "per_function": {f"f{row['fid']}": {n: row[f"{n}.precision"] for n in names} for row in mine},
                "teacher_cmaes": {"md_j0_wins_vs_cmaes": wins(mine, md(0), TEACHER),

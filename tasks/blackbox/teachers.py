@@ -64,8 +64,11 @@ def _counted(f: Objective, recorder: _Recorder, lower, upper) -> Objective:
 
 def cmaes(f: Objective, population0: np.ndarray, lower, upper, generations: int, seed: int,
           sigma0: float | None = None) -> Trajectory:
-    """`cma`'s CMA-ES (default settings, population size N), started at the initial population's mean with
-    sigma0 = its mean per-coordinate standard deviation; evaluated points are repaired into the box."""
+    """`cma`'s CMA-ES (default settings, population size N, its own bound handling in the box), started at the
+    initial population's mean with sigma0 = its mean per-coordinate standard deviation. Plain clipping alone
+    lets the mean drift out of the box where the clipped fitness is flat (measured: stagnation at precision
+    1-3 on BBOB f1 with optima near the bounds). `cma` seeds numpy's global generator: run it in one thread
+    per process."""
     import cma
 
     recorder = _Recorder()
@@ -75,7 +78,7 @@ def cmaes(f: Objective, population0: np.ndarray, lower, upper, generations: int,
     es = cma.CMAEvolutionStrategy(population0.mean(axis=0), sigma0,
                                   {"popsize": N, "seed": seed % 2**31 + 1, "verbose": -9, "tolx": 0, "tolfun": 0,
                                    "tolfunhist": 0, "tolflatfitness": 10**9, "tolstagnation": 10**9,
-                                   "CMA_diagonal": False})
+                                   "CMA_diagonal": False, "bounds": [list(lower), list(upper)]})
     for _ in range(generations):
         X = np.asarray(es.ask())
         values = evaluate(X)
