@@ -32,8 +32,9 @@ def meta_train(model: LES, dim: int, popsize: int, generations: int, meta_popsiz
     """Train `model` in place; returns the final search mean's parameters, the meta-fitness curve and the time."""
     start = time.perf_counter()
     x0 = np.clip(torch.nn.utils.parameters_to_vector(model.parameters()).detach().numpy(), -1, 1)
-    es = cma.CMAEvolutionStrategy(x0, sigma0, {"popsize": meta_popsize, "bounds": [-1, 1], "seed": seed % 2**31 + 1,
-                                               "verbose": -9})
+    rng = np.random.default_rng(seed)  # cma's draws from a generator of its own, not numpy's global one
+    es = cma.CMAEvolutionStrategy(x0, sigma0, {"popsize": meta_popsize, "bounds": [-1, 1], "seed": np.nan,
+                                               "randn": lambda *shape: rng.standard_normal(shape), "verbose": -9})
     curve = []
     with torch.no_grad():
         for epoch in range(meta_epochs):

@@ -55,8 +55,7 @@ def collect(name: str, episode: int, params: Params) -> dict:
                            derive_seed(params.seed, "knowledge", episode, name)) | {"episode": episode}
 
 
-# processes: `cma` draws from numpy's global generator, which threads would share (runs would depend on timing)
-@flow(name="metadistill-generate", task_runner=task_runner("process"))
+@flow(name="metadistill-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
     k = params.knowledge
     futures = [collect.submit(name, e, params) for e in range(k.episodes) for name in TRAINING]
@@ -149,7 +148,7 @@ def solve_function(fid: int, dim: int, models: dict[str, LES], params: Params) -
     return rows
 
 
-@flow(name="metadistill-solve", task_runner=task_runner("process"))  # processes: see generate
+@flow(name="metadistill-solve", task_runner=task_runner())
 def solve(params: Params, context: StageContext) -> StageReport:
     models = {BASELINE: load(context.data(str(MODELS / "les_base.pt"))),
               "md": load(context.data(str(MODELS / "les_md.pt")))}

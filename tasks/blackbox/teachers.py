@@ -67,16 +67,18 @@ def cmaes(f: Objective, population0: np.ndarray, lower, upper, generations: int,
     """`cma`'s CMA-ES (default settings, population size N, its own bound handling in the box), started at the
     initial population's mean with sigma0 = its mean per-coordinate standard deviation. Plain clipping alone
     lets the mean drift out of the box where the clipped fitness is flat (measured: stagnation at precision
-    1-3 on BBOB f1 with optima near the bounds). `cma` seeds numpy's global generator: run it in one thread
-    per process."""
+    1-3 on BBOB f1 with optima near the bounds). Its normal draws come from a generator of its own (`seed`
+    is not passed to `cma`, which would seed numpy's global one, shared by threads)."""
     import cma
 
     recorder = _Recorder()
     evaluate = _counted(f, recorder, lower, upper)
     N, d = population0.shape
     sigma0 = float(np.mean(population0.std(axis=0))) if sigma0 is None else sigma0
+    rng = np.random.default_rng(seed)  # cma's own draws, not numpy's global generator: safe in threads
     es = cma.CMAEvolutionStrategy(population0.mean(axis=0), sigma0,
-                                  {"popsize": N, "seed": seed % 2**31 + 1, "verbose": -9, "tolx": 0, "tolfun": 0,
+                                  {"popsize": N, "seed": np.nan, "randn": lambda *shape: rng.standard_normal(shape),
+                                   "verbose": -9, "tolx": 0, "tolfun": 0,
                                    "tolfunhist": 0, "tolflatfitness": 10**9, "tolstagnation": 10**9,
                                    "CMA_diagonal": False, "bounds": [list(lower), list(upper)]})
     for _ in range(generations):

@@ -62,3 +62,18 @@ def test_teachers_are_deterministic():
     for name, teacher in TEACHERS.items():
         a, b = (teacher(rastrigin, start(), LOWER, UPPER, 8, 11) for _ in range(2))
         assert np.array_equal(a.populations, b.populations) and np.array_equal(a.covs, b.covs), name
+
+
+def test_cmaes_in_threads_matches_serial_and_leaves_numpys_generator_alone():
+    """`cma` draws from its own generator: concurrent runs give the serial numbers; numpy's global state is untouched."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(seed):
+        return TEACHERS["cmaes"](rastrigin, start(seed), LOWER, UPPER, 15, seed).best_so_far
+
+    state = np.random.get_state()[1].copy()
+    serial = [run(seed) for seed in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        threaded = list(pool.map(run, range(4)))
+    assert all(np.array_equal(a, b) for a, b in zip(serial, threaded))
+    assert np.array_equal(np.random.get_state()[1], state)
