@@ -98,7 +98,8 @@ def minimize(
                                     "committed run's data/metadistill/models/les_<student>.pt)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Minimise MODULE:FUNCTION (or --bbob FID:INSTANCE) in [lower, upper]^dim within --budget evaluations."""
+    """Minimise MODULE:FUNCTION (or --bbob FID:INSTANCE) over the box lower..upper in every coordinate within
+    --budget evaluations."""
     check_options(target, bbob, dim, budget, popsize, lower, upper, seed, ssft, student)
     import numpy as np
 
