@@ -58,6 +58,8 @@ PAPER_APPS = (
     ("mip", "flows.mip_early_stop.cli:app", "Early stopping of SCIP with a conformally calibrated gap predictor."),
     ("qaoa2", "flows.neural_qaoa2.cli:app", "Divide-and-conquer QAOA on your own graphs."),
     ("cfd", "flows.unidrag.cli:app", "Lattice-Boltzmann solver validation cases."),
+    ("metadistill", "flows.metadistill.cli:app", "Minimise your own black-box function with a distilled learned "
+                                                 "optimiser (LES)."),
     ("unidrag", "flows.unidrag.cli:unidrag_app", "Drag of your own vehicle mesh with the trained UniDrag surrogate: "
                                                  "predict it, or minimise it by a small FFD deformation (optionally "
                                                  "verified by the LBM)."),

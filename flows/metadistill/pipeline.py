@@ -1,0 +1,191 @@
+"""MetaDistill: distilling expert optimisation trajectories into a learnable optimiser (LES) (ICML 2026).
+
+Stages: generate (the teachers' trajectories on the five shifted training functions and the stitched knowledge
+base), train (the distilled LES and the baseline LES meta-trained by an outer CMA-ES, from the same initial
+weights), solve (every variant on BBOB through IOH at the evaluation dims, one IOH instance per seed), evaluate
+(per-function precision tables, claims C1-C3, plots).
+"""
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.runtime import task_runner
+from tasks.blackbox.bbob import BBOBProblem
+from tasks.core.claims import claims_document, headline_metrics
+from tasks.core.device import single_torch_thread
+from tasks.core.io import write_csv, write_json
+from tasks.core.seeding import derive_seed
+from tasks.core.stage import StageContext, StageReport
+
+from . import plots, summaries
+from .claims import claims as paper_claims
+from .distill import distill
+from .knowledge import collect_episode, stitch
+from .les import LES, load, save
+from .metatrain import meta_train
+from .params import TRAINING, Params, StudentParams
+from .rollout import Run, populations_in_budget, run_cmaes, run_student
+from .variants import BASELINE, TEACHER, md, variants
+
+PAPER = "metadistill"
+DATA = Path("data") / PAPER
+MODELS = DATA / "models"
+
+
+def new_student(student: StudentParams, seed: int) -> LES:
+    """LES with initial weights from `seed` (the baseline and the distilled student start from the same ones)."""
+    torch.manual_seed(seed)
+    return LES(student.att_dim, student.mlp_dim, student.sigma_init).double()
+
+
+# ---------------------------------------------------------------- generate
+
+@task(cache_policy=NO_CACHE)
+def collect(name: str, episode: int, params: Params) -> dict:
+    k = params.knowledge
+    return collect_episode(name, k.dim, k.popsize, k.generations, list(k.teachers),
+                           derive_seed(params.seed, "knowledge", episode, name)) | {"episode": episode}
+
+
+@flow(name="metadistill-generate", task_runner=task_runner())
+def generate(params: Params, context: StageContext) -> StageReport:
+    k = params.knowledge
+    futures = [collect.submit(name, e, params) for e in range(k.episodes) for name in TRAINING]
+    raw = [f.result() for f in futures]
+    stitched = [{"episode": r["episode"], "function": r["function"], "bias": r["bias"]} | stitch(r["trajectories"], k.interval)
+                for r in raw]
+    with open(context.out(str(DATA / "teacher_raw.pkl")), "wb") as handle:
+        pickle.dump({"teachers": list(k.teachers), "episodes": raw}, handle)
+    with open(context.out(str(DATA / "teacher_sel.pkl")), "wb") as handle:
+        pickle.dump({"interval": k.interval, "mode": "best", "episodes": stitched}, handle)
+    picks = [p for s in stitched for p in s["picks"]]
+    metrics = {f"picks.{t}": float(picks.count(t)) for t in k.teachers}
+    for t in k.teachers:
+        for name in TRAINING:
+            finals = [r["trajectories"][t]["best_so_far"][-1] for r in raw if r["function"] == name]
+            metrics[f"{name}.{t}.log10_final_best"] = float(np.mean(np.log10(np.maximum(finals, 1e-300))))
+    return StageReport(metrics=metrics | {"trajectories": float(len(stitched))})
+
+
+# ---------------------------------------------------------------- train
+
+@task(cache_policy=NO_CACHE)
+def distill_task(model: LES, knowledge: list[list[dict]], params: Params) -> dict:
+    single_torch_thread()
+    k, d = params.knowledge, params.distill
+    return distill(model, knowledge, k.popsize, k.interval, d.epochs, d.lr, d.weight_decay, d.clip, d.warmup,
+                   derive_seed(params.seed, "distill"))
+
+
+@task(cache_policy=NO_CACHE)
+def meta_task(model: LES, params: Params) -> dict:
+    single_torch_thread()
+    k, m = params.knowledge, params.meta
+    return meta_train(model, k.dim, k.popsize, k.generations, m.popsize, m.epochs, m.sigma0,
+                      derive_seed(params.seed, "meta"))
+
+
+@flow(name="metadistill-train", task_runner=task_runner())
+def train(params: Params, context: StageContext) -> StageReport:
+    with open(context.data(str(DATA / "teacher_sel.pkl")), "rb") as handle:
+        stitched = pickle.load(handle)["episodes"]
+    knowledge = [[s for s in stitched if s["episode"] == e] for e in range(params.knowledge.episodes)]
+    init = derive_seed(params.seed, "student-init")
+    student, baseline = new_student(params.student, init), new_student(params.student, init)
+    distilled, meta = distill_task.submit(student, knowledge, params), meta_task.submit(baseline, params)
+    distilled, meta = distilled.result(), meta.result()
+    folder = context.out(str(MODELS))
+    folder.mkdir(parents=True)
+    save(folder / "les_md.pt", student, distilled["best_state"])
+    save(folder / "les_base.pt", baseline)
+    write_json(folder / "training.json", {"distill_loss": distilled["losses"], "best_epoch": distilled["best_epoch"],
+                                          "distill_wall_time_s": distilled["wall_time_s"],
+                                          "meta_curve": meta["curve"], "meta_wall_time_s": meta["wall_time_s"]})
+    ratio = meta["wall_time_s"] / distilled["wall_time_s"]
+    return StageReport(metrics={"distill.best_epoch": float(distilled["best_epoch"]),
+                                "distill.final_loss": distilled["losses"][-1],
+                                "distill.wall_time_s": distilled["wall_time_s"], "meta.wall_time_s": meta["wall_time_s"],
+                                "meta_over_distill_wall_time": ratio},
+                       curves={"distill.kl": distilled["losses"], "meta.median_log10_best": meta["curve"]},
+                       models={f"{PAPER}-les_md": str(MODELS / "les_md.pt"),
+                               f"{PAPER}-les_base": str(MODELS / "les_base.pt")})
+
+
+# ---------------------------------------------------------------- solve
+
+def run_rows(run: Run, variant: str, problem: BBOBProblem, seed: int) -> list[dict]:
+    return [{"variant": variant, "fid": problem.fid, "dim": problem.dim, "seed": seed, "instance": problem.instance,
+             "generation": g, "evaluations": int(run.evaluations[g]), "best_generation": float(run.best_generation[g]),
+             "best_so_far": float(run.best_so_far[g]), "f_opt": problem.f_opt, "wall_time_s": run.wall_time_s}
+            for g in range(len(run.best_generation))]
+
+
+@task(cache_policy=NO_CACHE)
+def solve_function(fid: int, dim: int, models: dict[str, LES], params: Params) -> list[dict]:
+    """Every variant on BBOB f`fid` at `dim`, seed k on IOH instance k + 1."""
+    single_torch_thread()
+    e = params.evaluation
+    populations = populations_in_budget(e.popsize, e.budget)
+    rows = []
+    for k in range(e.seeds):
+        problem = BBOBProblem(fid, k + 1, dim)
+        seed = derive_seed(params.seed, "bbob", fid, dim, k)
+        runs = {BASELINE: run_student(models[BASELINE], problem, problem.lower, problem.upper, e.popsize, populations, seed)}
+        for j in sorted(e.ssft_js):
+            runs[md(j)] = run_student(models["md"], problem, problem.lower, problem.upper, e.popsize, populations, seed,
+                                      ssft_j=j, ssft_lr=e.ssft_lr)
+        runs[TEACHER] = run_cmaes(problem, problem.lower, problem.upper, e.popsize, populations, seed)
+        for variant, run in runs.items():
+            rows += run_rows(run, variant, problem, k)
+    return rows
+
+
+@flow(name="metadistill-solve", task_runner=task_runner())
+def solve(params: Params, context: StageContext) -> StageReport:
+    models = {BASELINE: load(context.data(str(MODELS / "les_base.pt"))),
+              "md": load(context.data(str(MODELS / "les_md.pt")))}
+    e = params.evaluation
+    futures = [solve_function.submit(fid, dim, models, params) for dim in e.dims for fid in e.functions]
+    table = pd.DataFrame([row for f in futures for row in f.result()])
+    folder = context.out(str(DATA / "runs"))
+    folder.mkdir(parents=True)
+    table.to_parquet(folder / "bbob.parquet", index=False)
+    final = table[table.generation == table.generation.max()]
+    times = final.groupby("variant").wall_time_s.sum()
+    return StageReport(metrics={f"{v}.wall_time_s": float(t) for v, t in times.items()}
+                       | {"runs": float(len(final)), "evaluations_per_run": float(final.evaluations.iloc[0])})
+
+
+# ---------------------------------------------------------------- evaluate
+
+@flow(name="metadistill-evaluate", task_runner=task_runner())
+def evaluate(params: Params, context: StageContext) -> StageReport:
+    table = pd.read_parquet(context.data(str(DATA / "runs" / "bbob.parquet")))
+    training = json.loads(context.data(str(MODELS / "training.json")).read_text())
+    e = params.evaluation
+    names = variants(list(e.ssft_js))
+    per_function = summaries.per_function(table, names)
+    claims = paper_claims(per_function, e.dims[0], names, params.decide_claims)
+    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
+    write_json(context.out(str(DATA / "metrics.json")),
+               headline_metrics(claims, **summaries.headline(per_function, e.dims[0])))
+    write_csv(context.out(str(DATA / "summary.csv")), per_function)
+    folder = context.out(str(DATA / "plots"))
+    for dim in e.dims:
+        plots.final_precision(per_function, dim, names, folder / f"final_precision_d{dim}.png")
+        plots.ecdf(table[table.dim == dim], names, folder / f"ecdf_d{dim}.png")
+    plots.training(training, folder / "training.png")
+    return StageReport(metrics=summaries.metrics(per_function, names),
+                       curves={"distill.kl": list(training["distill_loss"])},
+                       tags={f"claim.{c.id}": str(c.passed) for c in claims})
+
+
+STAGES = {"generate": generate, "train": train, "solve": solve, "evaluate": evaluate}

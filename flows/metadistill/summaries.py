@@ -1,0 +1,73 @@
+"""Per-function summaries of the BBOB runs: the final precision (best f of the last generation - f_opt, the
+paper's metric; best-so-far beside it) per variant, as mean over seeds with the seeds' range; average ranks."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+PRECISION_FLOOR = 1e-12  # for logs and ratios only: IOH's precision can reach 0
+
+
+def final_rows(table: pd.DataFrame) -> pd.DataFrame:
+    last = table[table.generation == table.generation.max()].copy()
+    last["precision"] = last.best_generation - last.f_opt
+    last["precision_so_far"] = last.best_so_far - last.f_opt
+    return last
+
+
+def per_function(table: pd.DataFrame, names: list[str]) -> list[dict]:
+    """One row per (dim, fid): per variant the mean precision over seeds, its min and max, and best-so-far's."""
+    rows = []
+    for (dim, fid), group in final_rows(table).groupby(["dim", "fid"]):
+        row = {"dim": int(dim), "fid": int(fid), "seeds": int(group.seed.nunique())}
+        for name in names:
+            mine = group[group.variant == name]
+            row[f"{name}.precision"] = float(mine.precision.mean())
+            row[f"{name}.precision_min"] = float(mine.precision.min())
+            row[f"{name}.precision_max"] = float(mine.precision.max())
+            row[f"{name}.precision_so_far"] = float(mine.precision_so_far.mean())
+        rows.append(row)
+    return rows
+
+
+def at_dim(rows: list[dict], dim: int) -> list[dict]:
+    return [row for row in rows if row["dim"] == dim]
+
+
+def precisions(rows: list[dict], name: str) -> np.ndarray:
+    return np.array([row[f"{name}.precision"] for row in rows])
+
+
+def wins(rows: list[dict], a: str, b: str) -> int:
+    """Functions on which `a`'s mean precision is strictly below `b`'s."""
+    return int(np.sum(precisions(rows, a) < precisions(rows, b)))
+
+
+def median_log_ratio(rows: list[dict], a: str, b: str) -> float:
+    """Median over functions of log10(precision_a / precision_b) (both floored at PRECISION_FLOOR)."""
+    pa, pb = (np.maximum(precisions(rows, n), PRECISION_FLOOR) for n in (a, b))
+    return float(np.median(np.log10(pa / pb)))
+
+
+def average_ranks(rows: list[dict], names: list[str]) -> dict[str, float]:
+    """Average over functions of each variant's rank among `names` (1 = best, ties share the average rank)."""
+    ranks = np.array([rankdata([row[f"{n}.precision"] for n in names]) for row in rows])
+    return {name: float(ranks[:, i].mean()) for i, name in enumerate(names)}
+
+
+def headline(rows: list[dict], dim: int) -> dict[str, float]:
+    mine = at_dim(rows, dim)
+    return {"log10_ratio_md_base": median_log_ratio(mine, "md_j0", "baseline"),
+            "log10_ratio_md_cmaes": median_log_ratio(mine, "md_j0", "cmaes")}
+
+
+def metrics(rows: list[dict], names: list[str]) -> dict[str, float]:
+    out = {}
+    for row in rows:
+        for name in names:
+            out[f"d{row['dim']}.f{row['fid']}.{name}.log10_precision"] = float(
+                np.log10(max(row[f"{name}.precision"], PRECISION_FLOOR)))
+    for dim in sorted({row["dim"] for row in rows}):
+        out |= {f"d{dim}.{name}.average_rank": rank for name, rank in average_ranks(at_dim(rows, dim), names).items()}
+    return out
