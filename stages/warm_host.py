@@ -36,7 +36,8 @@ PRELOAD = ("numpy", "scipy.sparse", "scipy.sparse.linalg", "scipy.sparse.csgraph
            "pyscipopt", "qiskit", "prefect", "prefect.flow_engine", "prefect.task_engine", "prefect.futures",
            "prefect.task_runners", "prefect.cache_policies", "prefect.client.orchestration", "prefect_dask",
            "mlflow", "mlflow.tracking", "mlflow.entities", "mlflow.utils.mlflow_tags", "cma", "cvxpy", "ot", "pymanopt",
-           "transformers", "peft")
+           "transformers", "peft",
+           "torch._dynamo")  # a torch optimizer's first step imports it (and sympy): 4-6 s per stage otherwise
 PROJECT_PACKAGES = ("tasks", "flows", "stages", "benchmarks", "tests")
 TICK_S = 0.2
 MAX_FDS = 64  # stdin, stdout, stderr and what a spawned pool worker inherits
