@@ -1,0 +1,218 @@
+"""The same client and server functions on Flower 1.32.1's deployment runtime (the `flower` engine): a ServerApp
+whose main loop is engine.federate with a transport of Flower Messages, and a ClientApp that answers them with
+client.client_update / client.personalize. flower_app/ is the Flower App (its pyproject.toml names these two);
+run_flower() starts a SuperLink and one SuperNode per client on 127.0.0.1 (tasks/federated/flower_deployment.py),
+submits the app with `flwr run`, and reads the result the ServerApp writes.
+
+Across machines: start `flower-superlink --insecure` on one machine, `flower-supernode --insecure --superlink
+HOST:9092 --node-config "client=K data='client_K.npz'"` on each client machine (the project checkout and
+PYTHONPATH there), and `flwr run flows/fedcdwa/flower_app CONNECTION --run-config "job='job.json'"` (README)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from .client import STATEFUL, Message, client_update, personalize
+from .config import FedConfig
+from .data import Federation
+from .engine import PERSONALIZE, TRAIN, RunResult, federate
+from .local import ClientData
+
+APP_DIR = Path(__file__).parent / "flower_app"
+STATE_KEY = "fedcdwa"
+POLL_S = 0.05  # Grid.send_and_receive sleeps 3 s between pulls; a round here takes well under that
+
+
+def weights_digest(weights: dict[str, np.ndarray] | None) -> str | None:
+    """sha256 of the weights in key order: equal digests mean bit-identical models."""
+    if weights is None:
+        return None
+    h = hashlib.sha256()
+    for key in sorted(weights):
+        h.update(key.encode())
+        h.update(np.ascontiguousarray(weights[key]).tobytes())
+    return h.hexdigest()
+
+
+def result_record(result: RunResult) -> dict:
+    """A RunResult as JSON (the final weights as a digest)."""
+    record = {k: v for k, v in asdict(result).items() if k != "final"}
+    return record | {"weights_sha256": weights_digest(result.final.weights if result.final else None)}
+
+
+# ---------------------------------------------------------------- records <-> flat ndarray dicts
+
+SCALAR = "scalar:"  # 0-d arrays come back from Flower's message store without their shape; sent as [1] and marked
+
+
+def to_record(message: Message):
+    from flwr.app import Array, ArrayRecord
+
+    record = ArrayRecord()
+    for key, value in message.items():
+        value = np.asarray(value)
+        record[SCALAR + key if value.ndim == 0 else key] = Array(np.ascontiguousarray(value.reshape(-1) if value.ndim == 0
+                                                                                      else value))
+    return record
+
+
+def from_record(record) -> Message:
+    return {key.removeprefix(SCALAR): record[key].numpy().reshape(()) if key.startswith(SCALAR) else record[key].numpy()
+            for key in record.keys()}
+
+
+# ---------------------------------------------------------------- ClientApp
+
+def _client_app():
+    from flwr.app import ConfigRecord, Context, Message as FlowerMessage, RecordDict
+    from flwr.clientapp import ClientApp
+
+    app = ClientApp()
+
+    def load(context: Context) -> tuple[int, ClientData]:
+        k = int(context.node_config["client"])
+        with np.load(str(context.node_config["data"])) as d:
+            return k, ClientData(d["x_train"], d["y_train"], d["x_test"], d["y_test"])
+
+    def reply(msg, arrays: Message, k: int):
+        return FlowerMessage(RecordDict({"arrays": to_record(arrays), "meta": ConfigRecord({"client": k})}), reply_to=msg)
+
+    @app.query()
+    def query(msg, context: Context):
+        return reply(msg, {}, int(context.node_config["client"]))
+
+    @app.train()
+    def train(msg, context: Context):
+        k, data = load(context)
+        meta = msg.content["meta"]
+        cfg = FedConfig(**json.loads(str(meta["config"])))
+        state = from_record(context.state[STATE_KEY]) if STATE_KEY in context.state else {}
+        if data.n_train == 0:
+            return reply(msg, {"n": np.array(0, np.int64)}, k)
+        out, state = client_update(cfg, from_record(msg.content["arrays"]), state, data, n_classes=int(meta["n_classes"]),
+                                   seed=int(meta["seed"]), round_=int(meta["round"]), client=k)
+        context.state[STATE_KEY] = to_record(state)
+        return reply(msg, out, k)
+
+    @app.evaluate()
+    def evaluate(msg, context: Context):
+        k, data = load(context)
+        meta = msg.content["meta"]
+        cfg = FedConfig(**json.loads(str(meta["config"])))
+        arrays = from_record(msg.content["arrays"])
+        state = from_record(context.state[STATE_KEY]) if STATE_KEY in context.state else {}
+        if data.n_train == 0 and cfg.method in STATEFUL:
+            out = {"personal_correct": 0, "personal_n": 0}
+        else:
+            out = personalize(cfg, arrays, state, data, n_classes=int(meta["n_classes"]), seed=int(meta["seed"]),
+                              client=k, test_x=arrays.pop("test_x", None), test_y=arrays.pop("test_y", None))
+        return reply(msg, {key: np.array(v, np.int64) for key, v in out.items()}, k)
+
+    return app
+
+
+# ---------------------------------------------------------------- ServerApp
+
+def _exchange(grid, nodes: dict[int, int], cfg: FedConfig, seed: int, n_classes: int, federation: Federation,
+              timeout_s: float):
+    from flwr.app import ConfigRecord, Message as FlowerMessage, RecordDict
+
+    def exchange(task: str, round_: int, message: Message) -> list[Message]:
+        if task == PERSONALIZE and cfg.method in STATEFUL:  # their only global model: the clients' own, on this set
+            message = message | {"test_x": federation.test_x, "test_y": federation.test_y}
+        meta = ConfigRecord({"config": json.dumps(cfg.as_dict()), "seed": seed, "round": round_, "n_classes": n_classes})
+        kind = "train" if task == TRAIN else "evaluate"
+        out = [FlowerMessage(RecordDict({"arrays": to_record(message), "meta": meta}), dst_node_id=node,
+                             message_type=kind, group_id=str(round_)) for node in nodes.values()]
+        return _collect(grid, out, timeout_s)
+
+    return exchange
+
+
+def _collect(grid, messages: list, timeout_s: float) -> list[Message]:
+    """Push, then pull every reply; replies in client order (the order the in-process loop uses)."""
+    ids = set(grid.push_messages(messages))
+    replies = {}
+    end = time.monotonic() + timeout_s
+    while ids:
+        if time.monotonic() > end:
+            raise TimeoutError(f"{len(ids)} client replies missing after {timeout_s:g} s")
+        for msg in grid.pull_messages(ids):
+            ids.discard(msg.metadata.reply_to_message_id)
+            if msg.has_error():
+                raise RuntimeError(f"client error: {msg.error.reason}")
+            replies[int(msg.content["meta"]["client"])] = from_record(msg.content["arrays"])
+        if ids:
+            time.sleep(POLL_S)
+    return [replies[k] for k in sorted(replies)]
+
+
+def _server_app():
+    from flwr.app import Message as FlowerMessage, RecordDict
+    from flwr.serverapp import ServerApp
+
+    app = ServerApp()
+
+    @app.main()
+    def main(grid, context):
+        job = json.loads(Path(str(context.run_config["job"])).read_text())
+        cfg, seed, n_clients = FedConfig(**job["config"]), int(job["seed"]), int(job["n_clients"])
+        with np.load(job["test"]) as d:
+            federation = Federation([], d["x"], d["y"], int(job["n_classes"]))
+        end = time.monotonic() + job["timeout_s"]
+        while len(list(grid.get_node_ids())) < n_clients:
+            if time.monotonic() > end:
+                raise TimeoutError(f"fewer than {n_clients} SuperNodes connected")
+            time.sleep(POLL_S)
+        node_ids = sorted(grid.get_node_ids())
+        asked = [FlowerMessage(RecordDict({}), dst_node_id=node, message_type="query") for node in node_ids]
+        ids = {}
+        pushed = list(grid.push_messages(asked))
+        pending = set(pushed)
+        while pending:
+            for msg in grid.pull_messages(pending):
+                pending.discard(msg.metadata.reply_to_message_id)
+                ids[int(msg.content["meta"]["client"])] = msg.metadata.src_node_id
+            time.sleep(POLL_S)
+        nodes = {k: ids[k] for k in sorted(ids)}
+        result = federate(cfg, federation, seed, _exchange(grid, nodes, cfg, seed, federation.n_classes, federation,
+                                                           job["timeout_s"]))
+        out = Path(job["out"])
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps(result_record(result)))
+        tmp.rename(out)  # appears whole: the caller waits for it
+
+    return app
+
+
+def run_flower(cfg: FedConfig, federation: Federation, seed: int, workdir: Path | None = None,
+               timeout_s: float = 300) -> dict:
+    """One run on a local Flower deployment: len(federation.clients) SuperNodes; the ServerApp's result record."""
+    from tasks.federated.flower_deployment import local_deployment, wait_for
+
+    with tempfile.TemporaryDirectory(prefix="fedcdwa-flower-") as scratch:
+        work = Path(workdir or scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        nodes = []
+        for k, c in enumerate(federation.clients):
+            path = work / f"client_{k}.npz"
+            np.savez(path, x_train=c.x_train, y_train=c.y_train, x_test=c.x_test, y_test=c.y_test)
+            nodes.append({"client": k, "data": str(path)})
+        np.savez(work / "test.npz", x=federation.test_x, y=federation.test_y)
+        out = work / "result.json"
+        job = {"config": cfg.as_dict(), "seed": seed, "n_clients": len(nodes), "n_classes": federation.n_classes,
+               "test": str(work / "test.npz"), "out": str(out), "timeout_s": timeout_s}
+        (work / "job.json").write_text(json.dumps(job))
+        with local_deployment(work / "deployment", nodes) as deployment:
+            run_id = deployment.submit(APP_DIR, {"job": str(work / "job.json")})
+            try:
+                wait_for(out, timeout_s)
+            except TimeoutError as error:
+                raise TimeoutError(f"{error}\n{deployment.run_log(run_id)}\n{deployment.logs()}") from None
+        return json.loads(out.read_text())
