@@ -4,11 +4,14 @@ profiles: deterministic, no processes); flower.py's ServerApp passes a transport
 SuperNodes, so both engines run the same code and give the same numbers."""
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
+
+from tasks.core.device import single_torch_thread
 
 from .client import STATEFUL, Message, client_update, personalize
 from .config import FedConfig
@@ -36,6 +39,23 @@ class RunResult:
     bytes_down_per_round: float
     wall_time_s: float
     final: ServerState = field(repr=False, default=None)
+
+
+def weights_digest(weights: dict[str, np.ndarray] | None) -> str | None:
+    """sha256 of the weights in key order: equal digests mean bit-identical models."""
+    if weights is None:
+        return None
+    h = hashlib.sha256()
+    for key in sorted(weights):
+        h.update(key.encode())
+        h.update(np.ascontiguousarray(weights[key]).tobytes())
+    return h.hexdigest()
+
+
+def result_record(result: RunResult) -> dict:
+    """A RunResult as JSON (the final weights as a digest)."""
+    record = {k: v for k, v in asdict(result).items() if k != "final"}
+    return record | {"weights_sha256": weights_digest(result.final.weights if result.final else None)}
 
 
 def nbytes(message: Message) -> int:
@@ -109,4 +129,5 @@ def in_process(cfg: FedConfig, federation: Federation, seed: int) -> Exchange:
 
 def run_inprocess(cfg: FedConfig, federation: Federation, seed: int,
                   on_round: Callable[[int, dict], None] | None = None) -> RunResult:
+    single_torch_thread()  # the float32 sums of a matmul depend on the thread count; the Flower apps use one too
     return federate(cfg, federation, seed, in_process(cfg, federation, seed), on_round)

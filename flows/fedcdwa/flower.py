@@ -9,41 +9,24 @@ HOST:9092 --node-config "client=K data='client_K.npz'"` on each client machine (
 PYTHONPATH there), and `flwr run flows/fedcdwa/flower_app CONNECTION --run-config "job='job.json'"` (README)."""
 from __future__ import annotations
 
-import hashlib
 import json
 import tempfile
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
+from tasks.core.device import single_torch_thread
+
 from .client import STATEFUL, Message, client_update, personalize
 from .config import FedConfig
 from .data import Federation
-from .engine import PERSONALIZE, TRAIN, RunResult, federate
+from .engine import PERSONALIZE, TRAIN, federate, result_record
 from .local import ClientData
 
 APP_DIR = Path(__file__).parent / "flower_app"
 STATE_KEY = "fedcdwa"
 POLL_S = 0.05  # Grid.send_and_receive sleeps 3 s between pulls; a round here takes well under that
-
-
-def weights_digest(weights: dict[str, np.ndarray] | None) -> str | None:
-    """sha256 of the weights in key order: equal digests mean bit-identical models."""
-    if weights is None:
-        return None
-    h = hashlib.sha256()
-    for key in sorted(weights):
-        h.update(key.encode())
-        h.update(np.ascontiguousarray(weights[key]).tobytes())
-    return h.hexdigest()
-
-
-def result_record(result: RunResult) -> dict:
-    """A RunResult as JSON (the final weights as a digest)."""
-    record = {k: v for k, v in asdict(result).items() if k != "final"}
-    return record | {"weights_sha256": weights_digest(result.final.weights if result.final else None)}
 
 
 # ---------------------------------------------------------------- records <-> flat ndarray dicts
@@ -74,6 +57,7 @@ def _client_app():
     from flwr.clientapp import ClientApp
 
     app = ClientApp()
+    single_torch_thread()  # as run_inprocess: one thread, the same float32 sums
 
     def load(context: Context) -> tuple[int, ClientData]:
         k = int(context.node_config["client"])
@@ -158,6 +142,7 @@ def _server_app():
     from flwr.serverapp import ServerApp
 
     app = ServerApp()
+    single_torch_thread()
 
     @app.main()
     def main(grid, context):
