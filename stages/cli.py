@@ -64,6 +64,8 @@ PAPER_APPS = (
                                                  "predict it, or minimise it by a small FFD deformation (optionally "
                                                  "verified by the LBM)."),
     ("ddsvm", "flows.ddsvm.cli:app", "Deep features trained for an explicit SVM margin (DDSVM) on your own CSV."),
+    ("fedcdwa", "flows.fedcdwa.cli:app", "Federated prototype distillation with Wasserstein aggregation (FedCDWA) "
+                                         "and its baselines."),
 )
 
 
