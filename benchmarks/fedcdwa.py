@@ -48,6 +48,9 @@ def hwa_time(clients: int, repeats: int = 5) -> float:
 
 
 def main() -> dict:
+    warm = digits_federation(digits_partition(2, ALPHA, 0))
+    for method in METHODS:  # first calls pay for imports and allocator set-up: not part of any method's time
+        run_inprocess(FedConfig(method=method, rounds=1, local_epochs=1), warm, 0)
     rows = []
     for clients in SIZES:
         federation = digits_federation(digits_partition(clients, ALPHA, 0))
