@@ -73,11 +73,11 @@ def federate(cfg: FedConfig, federation: Federation, seed: int, exchange: Exchan
     started = time.perf_counter()
     state = server_init(cfg, federation.d_in, federation.n_classes, seed)
     history: dict[str, list[float]] = {}
-    active = [k for k, c in enumerate(federation.clients) if c.n_train > 0]
     rate = lambda weights: score(cfg, federation, weights)  # noqa: E731
     for t in range(cfg.rounds):
         message = broadcast(state)
         replies = exchange(TRAIN, t, message)
+        active = [k for k, reply in enumerate(replies) if int(reply["n"]) > 0]  # clients with data take part
         state, info = server_update(cfg, state, replies, seed=seed, round_=t, score=rate)
         row = {"bytes_down": float(nbytes(message) * len(active)),
                "bytes_up": float(sum(nbytes(replies[k]) for k in active))} | info
@@ -92,8 +92,8 @@ def federate(cfg: FedConfig, federation: Federation, seed: int, exchange: Exchan
     if state.weights is not None:
         global_accuracy = history["global_accuracy"][-1]
     else:
-        global_accuracy = float(np.mean([int(evaluations[k]["global_correct"]) / int(evaluations[k]["global_n"])
-                                         for k in active]))
+        global_accuracy = float(np.mean([int(e["global_correct"]) / int(e["global_n"]) for e in evaluations
+                                         if int(e.get("global_n", 0)) > 0]))
     return RunResult(cfg.method, global_accuracy, float(np.mean(personal)), personal, history,
                      float(np.mean(history["bytes_up"])), float(np.mean(history["bytes_down"])),
                      time.perf_counter() - started, state)

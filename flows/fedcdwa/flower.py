@@ -176,6 +176,24 @@ def _server_app():
     return app
 
 
+def prepare_job(cfg: FedConfig, federation: Federation, seed: int, folder: Path, timeout_s: float = 300) -> tuple[Path, list[dict]]:
+    """The files of one Flower run in `folder`: client_K.npz per client (its train and local test arrays),
+    test.npz (the server's global test set) and job.json (config, seed, counts, where to write the result).
+    Returns job.json's path and each SuperNode's --node-config. Across machines, copy client_K.npz to client K's
+    machine and point its node config there; job.json and test.npz stay with the SuperLink."""
+    folder.mkdir(parents=True, exist_ok=True)
+    nodes = []
+    for k, c in enumerate(federation.clients):
+        path = folder / f"client_{k}.npz"
+        np.savez(path, x_train=c.x_train, y_train=c.y_train, x_test=c.x_test, y_test=c.y_test)
+        nodes.append({"client": k, "data": str(path)})
+    np.savez(folder / "test.npz", x=federation.test_x, y=federation.test_y)
+    job = {"config": cfg.as_dict(), "seed": seed, "n_clients": len(nodes), "n_classes": federation.n_classes,
+           "test": str(folder / "test.npz"), "out": str(folder / "result.json"), "timeout_s": timeout_s}
+    (folder / "job.json").write_text(json.dumps(job))
+    return folder / "job.json", nodes
+
+
 def run_flower(cfg: FedConfig, federation: Federation, seed: int, workdir: Path | None = None,
                timeout_s: float = 300) -> dict:
     """One run on a local Flower deployment: len(federation.clients) SuperNodes; the ServerApp's result record."""
@@ -183,19 +201,10 @@ def run_flower(cfg: FedConfig, federation: Federation, seed: int, workdir: Path 
 
     with tempfile.TemporaryDirectory(prefix="fedcdwa-flower-") as scratch:
         work = Path(workdir or scratch)
-        work.mkdir(parents=True, exist_ok=True)
-        nodes = []
-        for k, c in enumerate(federation.clients):
-            path = work / f"client_{k}.npz"
-            np.savez(path, x_train=c.x_train, y_train=c.y_train, x_test=c.x_test, y_test=c.y_test)
-            nodes.append({"client": k, "data": str(path)})
-        np.savez(work / "test.npz", x=federation.test_x, y=federation.test_y)
+        job, nodes = prepare_job(cfg, federation, seed, work, timeout_s)
         out = work / "result.json"
-        job = {"config": cfg.as_dict(), "seed": seed, "n_clients": len(nodes), "n_classes": federation.n_classes,
-               "test": str(work / "test.npz"), "out": str(out), "timeout_s": timeout_s}
-        (work / "job.json").write_text(json.dumps(job))
         with local_deployment(work / "deployment", nodes) as deployment:
-            run_id = deployment.submit(APP_DIR, {"job": str(work / "job.json")})
+            run_id = deployment.submit(APP_DIR, {"job": str(job)})
             try:
                 wait_for(out, timeout_s)
             except TimeoutError as error:
