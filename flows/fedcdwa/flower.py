@@ -114,13 +114,14 @@ def _exchange(grid, nodes: dict[int, int], cfg: FedConfig, seed: int, n_classes:
         kind = "train" if task == TRAIN else "evaluate"
         out = [FlowerMessage(RecordDict({"arrays": to_record(message), "meta": meta}), dst_node_id=node,
                              message_type=kind, group_id=str(round_)) for node in nodes.values()]
-        return _collect(grid, out, timeout_s)
+        replies = _collect(grid, out, timeout_s)
+        return [from_record(replies[k].content["arrays"]) for k in sorted(replies)]  # the in-process loop's order
 
     return exchange
 
 
-def _collect(grid, messages: list, timeout_s: float) -> list[Message]:
-    """Push, then pull every reply; replies in client order (the order the in-process loop uses)."""
+def _collect(grid, messages: list, timeout_s: float) -> dict[int, object]:
+    """Push, then pull every reply (polling every POLL_S); {client id: reply Message}."""
     ids = set(grid.push_messages(messages))
     replies = {}
     end = time.monotonic() + timeout_s
@@ -131,10 +132,10 @@ def _collect(grid, messages: list, timeout_s: float) -> list[Message]:
             ids.discard(msg.metadata.reply_to_message_id)
             if msg.has_error():
                 raise RuntimeError(f"client error: {msg.error.reason}")
-            replies[int(msg.content["meta"]["client"])] = from_record(msg.content["arrays"])
+            replies[int(msg.content["meta"]["client"])] = msg
         if ids:
             time.sleep(POLL_S)
-    return [replies[k] for k in sorted(replies)]
+    return replies
 
 
 def _server_app():
@@ -155,17 +156,10 @@ def _server_app():
             if time.monotonic() > end:
                 raise TimeoutError(f"fewer than {n_clients} SuperNodes connected")
             time.sleep(POLL_S)
-        node_ids = sorted(grid.get_node_ids())
-        asked = [FlowerMessage(RecordDict({}), dst_node_id=node, message_type="query") for node in node_ids]
-        ids = {}
-        pushed = list(grid.push_messages(asked))
-        pending = set(pushed)
-        while pending:
-            for msg in grid.pull_messages(pending):
-                pending.discard(msg.metadata.reply_to_message_id)
-                ids[int(msg.content["meta"]["client"])] = msg.metadata.src_node_id
-            time.sleep(POLL_S)
-        nodes = {k: ids[k] for k in sorted(ids)}
+        asked = [FlowerMessage(RecordDict({}), dst_node_id=node, message_type="query")
+                 for node in sorted(grid.get_node_ids())]
+        answers = _collect(grid, asked, job["timeout_s"])  # which SuperNode holds which client
+        nodes = {k: answers[k].metadata.src_node_id for k in sorted(answers)}
         result = federate(cfg, federation, seed, _exchange(grid, nodes, cfg, seed, federation.n_classes, federation,
                                                            job["timeout_s"]))
         out = Path(job["out"])
