@@ -1,0 +1,151 @@
+"""One training run of a set classifier by one method, every method at the same budget (epochs, batch, Adam,
+cosine learning-rate decay, jitter) and the same clean loss term (spec §3.5, §3.8, §4).
+
+- erm: CE on the clean sets.
+- aug: (1 - beta) CE(clean) + beta CE(a random corruption of the training family): per set, either outliers
+  from the proposal replacing a fraction ~ U[0.05, 0.3] of the elements, or a random deletion of a fraction
+  ~ U[0.1, 0.6] (zero weights on the deleted, uniform on the kept), each with probability 1/2.
+- random_weights: SW-DRSO with T = 0 (random eps, rho; uniform a_in and a_out on set + outlier pool).
+- sw_drso: (1 - beta) CE(clean) + beta CE(f(Z; a*)), a* from adversary.inner_max.
+
+The outlier proposal: "ball" (uniform in the unit ball, point clouds) or "batch" (elements of another set of
+the minibatch plus Gaussian noise, generic sets). Two generators: one for the data order and the jitter, one
+for the corruptions, so that with eps = rho = 0 SW-DRSO sees exactly ERM's batches.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from tasks.sets.sliced_wasserstein import random_directions
+from tasks.sets.weighted_encoders import EncoderConfig, WeightedSetClassifier
+
+from .adversary import diagnostics, inner_max
+
+METHODS = ("erm", "aug", "random_weights", "sw_drso")
+PROPOSALS = ("ball", "batch")
+BATCH_PROPOSAL_NOISE = 0.1  # std of the Gaussian noise on elements borrowed from another set (our choice)
+AUG_OUTLIER_FRACTION = (0.05, 0.3)
+AUG_DELETE_FRACTION = (0.1, 0.6)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    method: str
+    epochs: int
+    batch: int = 64
+    lr: float = 1e-3
+    jitter: float = 0.01
+    beta: float = 0.5
+    eps_max: float = 0.3
+    rho_max: float = 0.5
+    pool_fraction: float = 0.25  # M = pool_fraction * n candidate outliers per set
+    ascent_steps: int = 3  # T
+    alpha: float = 2.0
+    proposal: str = "ball"
+    sw_gamma: float = 0.0
+    sw_projections: int = 50
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"method: must be one of {METHODS}, got {self.method!r}")
+        if self.proposal not in PROPOSALS:
+            raise ValueError(f"proposal: must be one of {PROPOSALS}, got {self.proposal!r}")
+
+    @property
+    def steps(self) -> int:
+        """T of the inner maximisation: 0 for Random-weights."""
+        return 0 if self.method == "random_weights" else self.ascent_steps
+
+
+@dataclass
+class TrainResult:
+    model: WeightedSetClassifier
+    log: list[dict] = field(default_factory=list)  # per epoch: clean/second loss, adversary diagnostics
+    wall_time_s: float = 0.0
+
+
+def outlier_pool(X: torch.Tensor, M: int, proposal: str, generator: torch.Generator) -> torch.Tensor:
+    """[B, M, d] candidate outliers for each set of X [B, n, d]."""
+    B, n, d = X.shape
+    if proposal == "ball":
+        direction = torch.randn(B, M, d, generator=generator)
+        direction = direction / direction.norm(dim=-1, keepdim=True)
+        return (direction * torch.rand(B, M, 1, generator=generator) ** (1.0 / d)).to(X.device)
+    other = X.roll(1, dims=0)  # another set of the minibatch
+    picked = other[torch.arange(B)[:, None], torch.randint(0, n, (B, M), generator=generator)]
+    return picked + BATCH_PROPOSAL_NOISE * torch.randn(B, M, d, generator=generator).to(X.device)
+
+
+def random_corruption(X: torch.Tensor, proposal: str, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Aug's corrupted sets and weights: per set, outliers replacing a random fraction, or a random deletion."""
+    B, n, _ = X.shape
+    uniform = lambda low, high: low + (high - low) * torch.rand(B, 1, generator=generator)  # noqa: E731
+    order = torch.rand(B, n, generator=generator).argsort(dim=1).argsort(dim=1)  # a random rank per element
+    use_outliers = torch.rand(B, 1, generator=generator) < 0.5
+    replaced = (use_outliers & (order < torch.round(uniform(*AUG_OUTLIER_FRACTION) * n))).to(X.device)
+    deleted = (~use_outliers & (order < torch.round(uniform(*AUG_DELETE_FRACTION) * n))).to(X.device)
+    corrupted = torch.where(replaced[..., None], outlier_pool(X, n, proposal, generator), X)
+    kept = (~deleted).to(X.dtype)
+    return corrupted, kept / kept.sum(dim=1, keepdim=True)
+
+
+def second_term(model, config: TrainConfig, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator,
+                directions: torch.Tensor | None) -> tuple[torch.Tensor, dict[str, float]]:
+    """The corrupted-set loss of aug / random_weights / sw_drso and its diagnostics."""
+    B, n, _ = X.shape
+    if config.method == "aug":
+        corrupted, a = random_corruption(X, config.proposal, generator)
+        return F.cross_entropy(model(corrupted, a), y), {"deleted_fraction": float((a == 0).float().mean())}
+    M = max(1, int(round(config.pool_fraction * n)))
+    Z = torch.cat([X, outlier_pool(X, M, config.proposal, generator)], dim=1)
+    eps = (config.eps_max * torch.rand(B, generator=generator)).to(X.device)
+    rho = (config.rho_max * torch.rand(B, generator=generator)).to(X.device)
+    adversary = inner_max(model, Z, n, y, eps, rho, steps=config.steps, alpha=config.alpha,
+                          sw_gamma=config.sw_gamma, directions=directions)
+    return F.cross_entropy(model(Z, adversary.a), y), diagnostics(adversary, n)
+
+
+def train_classifier(X: np.ndarray, y: np.ndarray, encoder: EncoderConfig, config: TrainConfig, seed: int,
+                     device: str = "cpu") -> TrainResult:
+    """Adam with cosine decay to 0 over epochs * ceil(N / batch) steps; the same initial network for every
+    method at a given seed. Random draws come from CPU generators (the same numbers on any device); the
+    network and the batches live on `device`; the returned model is on the CPU."""
+    torch.manual_seed(seed)
+    model = WeightedSetClassifier(encoder).to(device)
+    data_generator = torch.Generator().manual_seed(seed)
+    corruption_generator = torch.Generator().manual_seed(seed + 1)
+    X_all, y_all = torch.from_numpy(np.asarray(X, dtype=np.float32)), torch.from_numpy(np.asarray(y, dtype=np.int64))
+    per_epoch = math.ceil(len(y_all) / config.batch)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=config.epochs * per_epoch)
+    directions = (random_directions(X_all.shape[2], config.sw_projections, corruption_generator).to(device)
+                  if config.sw_gamma > 0 else None)
+    result = TrainResult(model)
+    started = time.perf_counter()
+    for epoch in range(config.epochs):
+        sums: dict[str, float] = {}
+        for index in torch.randperm(len(y_all), generator=data_generator).split(config.batch):
+            Xb = X_all[index] + config.jitter * torch.randn((len(index), *X_all.shape[1:]), generator=data_generator)
+            Xb, yb = Xb.to(device), y_all[index].to(device)
+            clean = F.cross_entropy(model(Xb), yb)
+            loss, numbers = clean, {"clean_loss": clean.item()}
+            if config.method != "erm":
+                second, extra = second_term(model, config, Xb, yb, corruption_generator, directions)
+                loss = (1 - config.beta) * clean + config.beta * second
+                numbers |= {"second_loss": second.item()} | extra
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            for key, value in numbers.items():
+                sums[key] = sums.get(key, 0.0) + value / per_epoch
+        result.log.append({"epoch": epoch + 1} | sums)
+    result.wall_time_s = time.perf_counter() - started
+    result.model = model.cpu().eval()
+    return result

@@ -1,0 +1,77 @@
+"""Element corruptions of sets at inference time (a batch of same-size sets [N, n, d], numpy, seeded).
+
+- outliers(r): round(r n) random elements of each set replaced by points uniform in a box [low, high]^d;
+- drop(r): a random subset of n - round(r n) elements kept (the sets shrink);
+- local_drop(r): the round(r n) elements nearest to a random element of the set (itself included) removed.
+The suite is a list of (name, kind, r); `apply` runs one entry, the same way for every method that is compared.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+KINDS = ("clean", "outliers", "drop", "local_drop")
+
+
+@dataclass(frozen=True)
+class Corruption:
+    kind: str
+    r: float = 0.0
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"corruption kind: must be one of {KINDS}, got {self.kind!r}")
+        if not 0 <= self.r < 1:
+            raise ValueError(f"corruption {self.kind}: r must be in [0, 1), got {self.r}")
+
+    @property
+    def name(self) -> str:
+        return "clean" if self.kind == "clean" else f"{self.kind}-{self.r:g}"
+
+
+def count(n: int, r: float) -> int:
+    return int(round(r * n))
+
+
+def outliers(X: np.ndarray, r: float, low: np.ndarray, high: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Each set with round(r n) random rows replaced by uniform points of the box [low, high] (per coordinate)."""
+    N, n, d = X.shape
+    k = count(n, r)
+    out = X.copy()
+    rows = np.argsort(rng.random((N, n)), axis=1)[:, :k]  # k distinct rows per set
+    out[np.arange(N)[:, None], rows] = rng.uniform(low, high, size=(N, k, d)).astype(X.dtype)
+    return out
+
+
+def drop(X: np.ndarray, r: float, rng: np.random.Generator) -> np.ndarray:
+    """Each set reduced to a random n - round(r n) of its elements (kept in their original order)."""
+    N, n, _ = X.shape
+    keep = np.sort(np.argsort(rng.random((N, n)), axis=1)[:, : n - count(n, r)], axis=1)
+    return np.take_along_axis(X, keep[..., None], axis=1)
+
+
+def local_drop(X: np.ndarray, r: float, rng: np.random.Generator) -> np.ndarray:
+    """Each set without the round(r n) elements nearest to one random element of it (that element included)."""
+    N, n, _ = X.shape
+    centres = X[np.arange(N), rng.integers(0, n, size=N)]  # [N, d]
+    distances = np.linalg.norm(X - centres[:, None], axis=2)
+    keep = np.sort(np.argsort(distances, axis=1, kind="stable")[:, count(n, r):], axis=1)
+    return np.take_along_axis(X, keep[..., None], axis=1)
+
+
+def apply(X: np.ndarray, corruption: Corruption, rng: np.random.Generator, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    if corruption.kind == "clean":
+        return X
+    if corruption.kind == "outliers":
+        return outliers(X, corruption.r, low, high, rng)
+    if corruption.kind == "drop":
+        return drop(X, corruption.r, rng)
+    return local_drop(X, corruption.r, rng)
+
+
+def uniform_ball(shape: tuple[int, ...], dim: int, rng: np.random.Generator) -> np.ndarray:
+    """Points uniform in the unit ball of R^dim, shape (*shape, dim)."""
+    direction = rng.standard_normal((*shape, dim))
+    direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
+    return direction * rng.random((*shape, 1)) ** (1.0 / dim)
