@@ -66,6 +66,7 @@ PAPER_APPS = (
     ("ddsvm", "flows.ddsvm.cli:app", "Deep features trained for an explicit SVM margin (DDSVM) on your own CSV."),
     ("fedcdwa", "flows.fedcdwa.cli:app", "Federated prototype distillation with Wasserstein aggregation (FedCDWA) "
                                          "and its baselines."),
+    ("sw-drso", "flows.sw_drso.cli:app", "Classify your own point cloud or mesh with the robust SW-DRSO set classifier."),
 )
 
 
