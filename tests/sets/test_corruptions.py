@@ -1,0 +1,56 @@
+"""Spec sw_drso §10.7: the test-time corruption operators."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tasks.sets.corruptions import Corruption, apply, drop, local_drop, outliers, uniform_ball
+
+LOW, HIGH = np.full(3, -1.0), np.full(3, 1.0)
+
+
+def clouds() -> np.ndarray:
+    return np.random.default_rng(0).uniform(-0.5, 0.5, size=(8, 40, 3)).astype(np.float32)
+
+
+def test_outliers_replace_exactly_round_rn_points_inside_the_cube():
+    X = clouds()
+    Y = outliers(X, 0.3, LOW * 2, HIGH * 2, np.random.default_rng(1))
+    changed = (Y != X).any(axis=2)
+    assert (changed.sum(axis=1) == 12).all() and Y.shape == X.shape
+    assert (np.abs(Y) <= 2).all()
+
+
+def test_drop_keeps_n_minus_round_rn_of_the_points():
+    X = clouds()
+    Y = drop(X, 0.75, np.random.default_rng(1))
+    assert Y.shape == (8, 10, 3)
+    for x, y in zip(X, Y):
+        assert all(any((row == p).all() for row in x) for p in y)
+
+
+def test_local_drop_removes_the_nearest_points():
+    X = clouds()
+    Y = local_drop(X, 0.25, np.random.default_rng(2))
+    assert Y.shape == (8, 30, 3)
+    for x, y in zip(X, Y):
+        removed = np.array([p for p in x if not any((p == q).all() for q in y)])
+        # some removed point is the centre: every removed point is at least as near to it as every kept one
+        assert any(np.linalg.norm(removed - c, axis=1).max() <= np.linalg.norm(y - c, axis=1).min() for c in removed)
+
+
+def test_seeded_and_reproducible():
+    X = clouds()
+    for corruption in (Corruption("outliers", 0.2), Corruption("drop", 0.5), Corruption("local_drop", 0.5)):
+        one = apply(X, corruption, np.random.default_rng(5), LOW, HIGH)
+        two = apply(X, corruption, np.random.default_rng(5), LOW, HIGH)
+        assert np.array_equal(one, two)
+    assert apply(X, Corruption("clean"), np.random.default_rng(0), LOW, HIGH) is X
+    assert Corruption("local_drop", 0.25).name == "local_drop-0.25"
+    with pytest.raises(ValueError, match="r must be"):
+        Corruption("drop", 1.0)
+
+
+def test_uniform_ball_inside_the_unit_ball():
+    points = uniform_ball((100, 5), 3, np.random.default_rng(0))
+    assert points.shape == (100, 5, 3) and (np.linalg.norm(points, axis=-1) <= 1 + 1e-12).all()
