@@ -5,7 +5,7 @@ size (n = 64 .. 4096) for every weighted encoder. CPU, one torch thread, medians
 """
 from __future__ import annotations
 
-import time
+import timeit
 
 import numpy as np
 import torch
@@ -25,13 +25,8 @@ INFERENCE_BATCH = 64
 
 
 def median_seconds(action, repeats: int = REPEATS) -> float:
-    action()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    """Median wall time of `action` over `repeats` calls, after one warm-up call."""
+    return float(np.median(timeit.repeat(action, number=1, repeat=repeats + 1)[1:]))
 
 
 def step_costs(params: Params) -> dict[str, float]:
