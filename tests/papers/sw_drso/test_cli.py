@@ -54,8 +54,13 @@ def test_classify_a_mesh_and_its_corruptions(model_file, tmp_path):
     assert summary["class"] in CLASSES and 0 < summary["probability"] <= 1 and summary["points"] == 256
     assert set(summary["corruptions"]) == {"outliers-0.3", "drop-0.3", "local_drop-0.3"}
     assert summary["corruptions"]["drop-0.3"]["points"] == 256 - 77
-    again = papers(str(tmp_path / "torus.stl"), "--model", str(model_file), "--corrupt", "0.3", "--sample", "256", "--json")
-    assert again.stdout == done.stdout  # seeded sampling and corruptions: the same numbers
+
+
+@pytest.mark.slow
+def test_classify_is_deterministic_and_reads_text_clouds(model_file, tmp_path):
+    trimesh.creation.torus(major_radius=0.7, minor_radius=0.2).export(tmp_path / "torus.obj")
+    args = (str(tmp_path / "torus.obj"), "--model", str(model_file), "--sample", "256", "--json")
+    assert papers(*args).stdout == papers(*args).stdout  # seeded sampling and corruptions: the same numbers
     np.savetxt(tmp_path / "cloud.xyz", np.random.default_rng(0).normal(size=(40, 3)))
     text = papers(str(tmp_path / "cloud.xyz"), "--model", str(model_file))
     assert text.returncode == 0 and "from 40 points" in text.stdout
