@@ -66,6 +66,8 @@ PAPER_APPS = (
     ("ddsvm", "flows.ddsvm.cli:app", "Deep features trained for an explicit SVM margin (DDSVM) on your own CSV."),
     ("fedcdwa", "flows.fedcdwa.cli:app", "Federated prototype distillation with Wasserstein aggregation (FedCDWA) "
                                          "and its baselines."),
+    ("zovh", "flows.zovh.cli:app", "Zeroth-order Hessian estimation of your own black-box function."),
+    ("prox", "flows.prox_last_iterate.cli:app", "Stochastic proximal methods (last iterate) on your own composite problems."),
 )
 
 
