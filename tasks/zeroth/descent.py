@@ -33,14 +33,16 @@ class DescentResult:
     guard_drops: int
 
 
-def zovh_direction(U: torch.Tensor, F: torch.Tensor, mu: float, lam: float) -> tuple[torch.Tensor, int]:
-    """The bias-corrected inverse-Hessian-gradient direction for each of B runs: U (n, d) shared, F (B, n)."""
+def zovh_direction(U: torch.Tensor, F: torch.Tensor, mu: float, lam: float,
+                   leave_one_out: bool = True) -> tuple[torch.Tensor, int]:
+    """The bias-corrected inverse-Hessian-gradient direction for each of B runs: U (n, d) shared, F (B, n), and the
+    number of terms the guard dropped. leave_one_out=False multiplies by the full g (the biased form; tests)."""
     n = U.shape[0]
     w = (F - F.mean(1, keepdim=True)) / mu
     h = w / mu
     norms = (U * U).sum(1)
     g = w @ U / (n - 1)
-    s = ((n - 1) * (g @ U.T) - w * norms) / (n - 2)
+    s = ((n - 1) * (g @ U.T) - w * norms) / (n - 2) if leave_one_out else g @ U.T
     denominator = lam * (n - 1) + h * norms
     kept = denominator.abs() >= GUARD * lam * (n - 1)
     c = torch.where(kept, h / torch.where(kept, denominator, torch.ones_like(denominator)), torch.zeros_like(h))
