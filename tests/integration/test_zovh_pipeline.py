@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 def test_smoke_pipeline(smoke_repo):
     data = smoke_repo / "data" / "zovh"
     for name in ("problems/seed_0.npz", "problems/descent_x0.npy", "runs/hessian_errors.csv",
-                 "runs/descent/quadratic_zovh_reuse_0.npz", "hessian_errors.csv", "descent.csv",
+                 "runs/descent/quadratic_zovh_reuse_0.npz", "runs/timing.json", "hessian_errors.csv", "descent.csv",
                  "plots/error_vs_queries.png", "plots/error_by_regime.png", "plots/descent.png"):
         assert (data / name).exists(), name
     claims = json.loads((data / "claims.json").read_text())
