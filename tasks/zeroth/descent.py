@@ -44,9 +44,9 @@ def zovh_direction(U: torch.Tensor, F: torch.Tensor, mu: float, lam: float,
     g = w @ U / (n - 1)
     s = ((n - 1) * (g @ U.T) - w * norms) / (n - 2) if leave_one_out else g @ U.T
     denominator = lam * (n - 1) + h * norms
-    kept = denominator.abs() >= GUARD * lam * (n - 1)
-    c = torch.where(kept, h / torch.where(kept, denominator, torch.ones_like(denominator)), torch.zeros_like(h))
-    return (g - (c * s) @ U) / lam, int((~kept).sum())
+    small = denominator.abs() < GUARD * lam * (n - 1)  # False for NaN: a diverged run is not counted as dropping
+    c = torch.where(small, torch.zeros_like(h), h / torch.where(small, torch.ones_like(denominator), denominator))
+    return (g - (c * s) @ U) / lam, int(small.sum())
 
 
 def mean_baseline_gradient(U: torch.Tensor, F: torch.Tensor, mu: float) -> torch.Tensor:

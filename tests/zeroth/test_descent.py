@@ -49,3 +49,14 @@ def test_descent_decreases_the_sphere_and_is_deterministic(kind, histories):
     torch.testing.assert_close(runs[0].values, runs[1].values, rtol=0, atol=0, equal_nan=True)
     assert (runs[0].final < sphere(x0[None])).all()
     assert runs[0].queries_per_iteration == (4 if kind == "zo_sgd" else 3)
+
+
+def test_guard_drops_only_tiny_denominators():
+    U = torch.eye(3, dtype=torch.float64)
+    mu, lam = 1.0, 0.1
+    # h_0 = -lam (n - 1) / ||u_0||^2 makes the first denominator exactly 0: that term alone is dropped
+    F = torch.tensor([[-0.2, 0.1, 0.1]], dtype=torch.float64)
+    direction, drops = zovh_direction(U, F, mu, lam)
+    assert drops == 1 and torch.isfinite(direction).all()
+    _, drops = zovh_direction(U, torch.full((1, 3), float("nan"), dtype=torch.float64), mu, lam)
+    assert drops == 0
