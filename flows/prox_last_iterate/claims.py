@@ -33,9 +33,9 @@ def claim_c1(rows: list[dict], params: Params, decide: bool) -> Claim:
     worst = max(ratios.values())
     pairs = {p: list(getattr(params, p).rate_pair) for p in (Q1, Q2)}
     return Claim("C1", f"last iterate: mean F(x_T_to) - F* <= {C1_FACTOR:g} x mean F(x_T_from) - F* for every c "
-                       f"(Q1 and Q2; T pairs {pairs})",
+                       f"(Q1 and Q2)",
                  "O~(1/sqrt T) last-iterate rate (ratio ~0.25 x log factor for T x16)", worst, C1_FACTOR,
-                 decided(worst <= C1_FACTOR, decide, worst), {"ratios": ratios, "setting": f"T pairs {pairs}"})
+                 decided(worst <= C1_FACTOR, decide, worst), {"ratios": ratios, "setting": "(T_from, T_to): " + "; ".join(f"{p} {a}, {b}" for p, (a, b) in pairs.items())})
 
 
 def claim_c2(rows: list[dict], params: Params, decide: bool) -> Claim:
