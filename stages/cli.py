@@ -67,6 +67,8 @@ PAPER_APPS = (
     ("fedcdwa", "flows.fedcdwa.cli:app", "Federated prototype distillation with Wasserstein aggregation (FedCDWA) "
                                          "and its baselines."),
     ("sw-drso", "flows.sw_drso.cli:app", "Classify your own point cloud or mesh with the robust SW-DRSO set classifier."),
+    ("zovh", "flows.zovh.cli:app", "Zeroth-order Hessian estimation of your own black-box function."),
+    ("prox", "flows.prox_last_iterate.cli:app", "Stochastic proximal methods (last iterate) on your own composite problems."),
 )
 
 

@@ -1,0 +1,122 @@
+"""`papers zovh estimate`: the Hessian of a user's black-box function at a point from function values only.
+
+MODULE:FUNCTION names a Python function of one 1-D numpy array returning a real number (MODULE is imported with the
+working directory on the path). Every option and the point are checked before the function is imported or queried;
+a non-finite or non-scalar function value stops with the query that produced it. The estimate is written as a dense
+d x d .npy (--out).
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from tasks.core.console import console
+from tasks.core.inputs import InputError, check_count, check_output
+from tasks.userdata.arrays import read_array
+
+app = typer.Typer(help="Zeroth-order Hessian estimation of your own black-box function.", no_args_is_help=True)
+METHODS = ("zovh", "s1", "s2", "scd", "cd")
+MAX_DIMENSION = 5000  # the dense d x d estimate: 200 MB of float64
+MAX_QUERIES = 100_000
+
+
+def check_options(method: str, queries: int, mu: float, seed: int) -> None:
+    if method not in METHODS:
+        raise InputError(f"--method: must be one of {', '.join(METHODS)}, got {method!r}")
+    if not 3 <= queries <= MAX_QUERIES:
+        raise InputError(f"--queries: must be in 3..{MAX_QUERIES:,}, got {queries}")
+    if not (math.isfinite(mu) and mu > 0):
+        raise InputError(f"--mu: must be a finite number > 0, got {mu}")
+    if seed < 0:
+        raise InputError(f"--seed: must be >= 0, got {seed}")
+
+
+def load_function(reference: str):
+    """The callable MODULE:FUNCTION names."""
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise InputError(f"FUNCTION {reference!r}: expected MODULE:FUNCTION, e.g. mymodule:loss")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise InputError(f"FUNCTION {reference}: cannot import module {module_name!r} ({error})") from None
+    except Exception as error:  # noqa: BLE001 - the user's module failed while importing: name it, no traceback
+        raise InputError(f"FUNCTION {reference}: importing {module_name!r} raised {type(error).__name__}: {error}") from None
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise InputError(f"FUNCTION {reference}: module {module_name!r} has no callable {attribute!r}")
+    return function
+
+
+def batched(function, reference: str):
+    """The user's f(x) as the estimators' batched objective (m, d) -> (m,), every value checked."""
+    import torch
+
+    def objective(X: torch.Tensor) -> torch.Tensor:
+        values = []
+        for row in X.numpy():
+            try:
+                value = function(row.copy())
+            except Exception as error:  # noqa: BLE001 - the user's function failed: name it, no traceback
+                raise InputError(f"FUNCTION {reference}: raised {type(error).__name__}: {error}") from None
+            try:
+                value = float(np.asarray(value).item())
+            except (TypeError, ValueError):
+                raise InputError(f"FUNCTION {reference}: returned {type(value).__name__} {str(value)[:40]!r}, "
+                                 "expected one real number") from None
+            if not math.isfinite(value):
+                raise InputError(f"FUNCTION {reference}: returned the non-finite value {value}")
+            values.append(value)
+        return torch.tensor(values, dtype=torch.float64)
+
+    return objective
+
+
+@app.command()
+def estimate(
+    function: str = typer.Argument(..., help="MODULE:FUNCTION, a function of a 1-D numpy array returning a float."),
+    at: Path = typer.Option(..., "--at", help=f"The point: a 1-D .npy or .csv of at most {MAX_DIMENSION:,} numbers."),
+    queries: int = typer.Option(..., "--queries", help=f"Query budget K (3..{MAX_QUERIES:,}): zovh and s1 use K "
+                                "values, s2 K + 1, scd and cd 2 ((K-1)//2) + 1."),
+    method: str = typer.Option("zovh", help=f"One of {', '.join(METHODS)} (zovh: the mean-baseline estimator)."),
+    mu: float = typer.Option(0.1, help="Smoothing radius (> 0)."),
+    seed: int = typer.Option(0, help="Seed of the random directions (>= 0)."),
+    out: Path = typer.Option(None, "--out", help="Write the d x d estimate as .npy."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Estimate the Hessian of FUNCTION at the point --at from --queries function values."""
+    check_options(method, queries, mu, seed)
+    if out is not None:
+        check_output(out, "--out")
+    x = read_array(at, "--at", ndim=(1,), max_elements=MAX_DIMENSION)
+    check_count("--at dimension", x.size, MAX_DIMENSION)
+    user_function = load_function(function)
+    import torch
+
+    from tasks.zeroth.hessian import estimator
+
+    started = time.perf_counter()
+    result = estimator(method)(batched(user_function, function), torch.from_numpy(x), queries,
+                               torch.Generator().manual_seed(seed), mu)
+    H = result.dense().numpy()
+    elapsed = time.perf_counter() - started
+    if out is not None:
+        np.save(out, H)
+    summary = {"method": method, "d": int(x.size), "queries_used": result.queries, "mu": mu, "seed": seed,
+               "frobenius_norm": float(np.linalg.norm(H)), "trace": float(np.trace(H)), "time_s": elapsed,
+               "out": str(out) if out else None}
+    if as_json:
+        print(json.dumps(summary))
+        return
+    console().print(f"{method}: {x.size}-dimensional Hessian estimate from {result.queries} queries, "
+                    f"||H||_F {summary['frobenius_norm']:.4g}, trace {summary['trace']:.4g}, {elapsed:.3f} s"
+                    + (f" -> {out}" if out else ""))
