@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import torch
+from transformers.utils import logging as hf_logging
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
 from .vocab import TokenVocab
@@ -80,5 +81,9 @@ def load_model(folder: Path, dtype: torch.dtype = torch.float32) -> tuple[PreTra
     meta = json.loads((folder / "tiny_lm.json").read_text())
     config = TinyLMConfig(**meta["config"])
     model_class = GPT2LMHeadModel if config.arch == "gpt2" else LlamaForCausalLM
-    model = model_class.from_pretrained(folder, dtype=dtype)
+    hf_logging.disable_progress_bar()  # a "Loading weights" bar per tiny model only clutters stage logs
+    try:
+        model = model_class.from_pretrained(folder, dtype=dtype)
+    finally:
+        hf_logging.enable_progress_bar()
     return model.eval(), TokenVocab(tuple(meta["symbols"])), config
