@@ -66,6 +66,8 @@ PAPER_APPS = (
     ("ddsvm", "flows.ddsvm.cli:app", "Deep features trained for an explicit SVM margin (DDSVM) on your own CSV."),
     ("fedcdwa", "flows.fedcdwa.cli:app", "Federated prototype distillation with Wasserstein aggregation (FedCDWA) "
                                          "and its baselines."),
+    ("lambda-grpo", "flows.lambda_grpo.cli:app", "GRPO vs lambda-GRPO: process sets and token weights of your own "
+                                                 "groups; runs on chain arithmetic."),
 )
 
 

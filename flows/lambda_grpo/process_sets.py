@@ -96,3 +96,23 @@ def tree_stats(completions: list[list[int]]) -> TreeStats:
     return TreeStats(nodes=len(sets), tokens=len(counts), sum_lambda=sum(counts),
                      shared_tokens=sum(c > 1 for c in counts), nontrivial=any(1 < c < G for c in counts),
                      histogram=tuple(counts.count(k) for k in range(1, G + 1)))
+
+
+@dataclass(frozen=True)
+class ProcessStep:
+    """A node of B(G): its process set and the completion positions [start, end) its members share."""
+
+    members: tuple[int, ...]
+    start: int
+    end: int
+
+
+def process_steps(completions: list[list[int]]) -> list[ProcessStep]:
+    """The nodes of B(G) below the prompt (unary chains of the trie merged), in order of first appearance."""
+    trie = process_trie(completions)
+    spans: dict[tuple[int, ...], list[int]] = {}
+    for path in trie.node:
+        for t, n in enumerate(path):
+            span = spans.setdefault(tuple(trie.members[n]), [t, t + 1])
+            span[1] = max(span[1], t + 1)
+    return [ProcessStep(members, start, end) for members, (start, end) in spans.items()]
