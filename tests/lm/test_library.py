@@ -114,3 +114,20 @@ def test_stdlib_corpus_ids_share_the_char_lm_vocabulary():
         __import__("tasks.train.corpus", fromlist=["VOCAB"]).VOCAB)
     w = windows(corpus.train, 16, 4, torch.Generator().manual_seed(0))
     assert w.shape == (4, 16)
+
+
+def test_field_tools_work_unchanged():
+    """peft LoRA on the Llama variant, and transformers' assisted generation (a draft model) on GPT-2: greedy
+    assisted decoding gives the target's own greedy output."""
+    from peft import LoraConfig, get_peft_model
+
+    llama = build_model(TinyLMConfig(d_model=32, n_layers=1, n_heads=2, arch="llama"), V, 0)
+    lora = get_peft_model(llama, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    trainable = sum(p.numel() for p in lora.parameters() if p.requires_grad)
+    assert 0 < trainable < num_parameters(llama) // 4
+    target, draft = build_model(SMALL, V, 0), build_model(SMALL, V, 1)
+    prompt = torch.tensor([task.ChainProblem(3, ("+", "*"), (4, 7)).prompt_ids()])
+    plain = target.generate(prompt, max_new_tokens=6, do_sample=False, pad_token_id=V.pad, eos_token_id=V.eos)
+    assisted = target.generate(prompt, max_new_tokens=6, do_sample=False, pad_token_id=V.pad, eos_token_id=V.eos,
+                               assistant_model=draft)
+    assert torch.equal(plain, assisted)
