@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from flows.lambda_grpo.cli import group_report, read_group
 from tests.cli_table import Row, check_rows, run_rows
 
@@ -48,6 +50,7 @@ def test_entry_point_rows(tmp_path):
     ])
 
 
+@pytest.mark.slow  # a child process that imports torch and transformers, trains and RL-tunes
 def test_train_runs_both_methods_from_one_sft_policy():
     (done,) = run_rows([Row(("lambda-grpo", "train", "--sft-steps", "5", "--rl-steps", "2", "--json"), code=0)])
     assert done.code == 0, done.stderr
