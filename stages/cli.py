@@ -69,6 +69,8 @@ PAPER_APPS = (
     ("sw-drso", "flows.sw_drso.cli:app", "Classify your own point cloud or mesh with the robust SW-DRSO set classifier."),
     ("zovh", "flows.zovh.cli:app", "Zeroth-order Hessian estimation of your own black-box function."),
     ("prox", "flows.prox_last_iterate.cli:app", "Stochastic proximal methods (last iterate) on your own composite problems."),
+    ("lambda-grpo", "flows.lambda_grpo.cli:app", "GRPO vs lambda-GRPO: process sets and token weights of your own "
+                                                 "groups; runs on chain arithmetic."),
 )
 
 
