@@ -66,6 +66,8 @@ PAPER_APPS = (
     ("ddsvm", "flows.ddsvm.cli:app", "Deep features trained for an explicit SVM margin (DDSVM) on your own CSV."),
     ("fedcdwa", "flows.fedcdwa.cli:app", "Federated prototype distillation with Wasserstein aggregation (FedCDWA) "
                                          "and its baselines."),
+    ("dueling", "flows.riemannian_dueling.cli:app", "Comparison-only minimisation on a manifold (RDNGD, RDFW)."),
+    ("ncrs", "flows.ncrs.cli:app", "Comparison-only random search on R^d (NCRS)."),
 )
 
 

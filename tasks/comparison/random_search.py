@@ -24,9 +24,15 @@ def _per_chain(value, x: np.ndarray) -> np.ndarray:
     return np.asarray(value, dtype=float).reshape((-1,) + (1,) * (x.ndim - 1))
 
 
+def gaussian(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.standard_normal(shape)
+
+
 def ncrs(oracle: ComparisonOracle, x0: np.ndarray, alpha, budget: int, rng: np.random.Generator, votes: int = 1,
-         two_sided: bool = False, record: Recorder | None = None) -> Result:
-    """Run until `budget` comparisons per chain; never past it (an iteration costs votes, or 2 votes two-sided)."""
+         two_sided: bool = False, record: Recorder | None = None,
+         sample: Callable[[np.random.Generator, tuple], np.ndarray] = gaussian) -> Result:
+    """Run until `budget` comparisons per chain; never past it (an iteration costs votes, or 2 votes two-sided).
+    x0: (chains, d). Directions are Gaussian (so A^T s ~ N(0, I_k) whatever d); `sample` may draw them otherwise."""
     start = time.perf_counter()
     x, step = np.array(x0, dtype=float), _per_chain(alpha, x0)
     per_iteration = votes * (2 if two_sided else 1)
@@ -34,7 +40,7 @@ def ncrs(oracle: ComparisonOracle, x0: np.ndarray, alpha, budget: int, rng: np.r
     notify(record, x, 0)
     iterations = budget // per_iteration
     for _ in range(iterations):
-        s = rng.standard_normal(x.shape)
+        s = sample(rng, x.shape)
         y = x + step * s
         if two_sided:  # the better of x + alpha s and x - alpha s is the candidate
             minus = x - step * s
