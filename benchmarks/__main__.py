@@ -1,5 +1,5 @@
 """`python -m benchmarks` (or `make benchmark`): every benchmark, JSON under benchmarks/results/."""
-from . import ci_budget, cli_startup, ddsvm, fedcdwa, lbm_speed, metadistill, mip_early_stop, neural_qaoa2, optimizer_steps, orchestration, se3_sync_speed, unidrag_surrogate
+from . import ci_budget, cli_startup, comparison_oracles, ddsvm, fedcdwa, lbm_speed, metadistill, mip_early_stop, neural_qaoa2, optimizer_steps, orchestration, se3_sync_speed, sw_drso, unidrag_surrogate
 
 if __name__ == "__main__":
     se3_sync_speed.main()
@@ -11,6 +11,8 @@ if __name__ == "__main__":
     ddsvm.main()
     metadistill.main()
     fedcdwa.main()
+    comparison_oracles.main()
+    sw_drso.main()
     orchestration.main()
     cli_startup.main()
     ci_budget.main([])
