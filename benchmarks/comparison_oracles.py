@@ -1,14 +1,16 @@
 """Comparison-only optimizers: queries and wall time to a target accuracy, per method, against the dimension, with
 the peak traced memory, in one run (riemannian_dueling and ncrs, issue 19).
 
-- dueling: E1 Rayleigh on S^{n-1}, n in 10, 20, 40, 80 (SEEDS instances): comparisons (RZO: function evaluations,
+- dueling: E1 Rayleigh on S^{n-1}, n in 10, 20, 40 (SEEDS instances): comparisons (RZO: function evaluations,
   and their comparison equivalent at 2 per comparison) and wall seconds until the relative gap first reaches
   GAP_TARGET; RDNGD against Euclidean dueling NGD and RZO. Budget 80 n comparisons.
-- ncrs: the active-subspace function (k = 4, p = 0.4 uniform margin), d in 20, 63, 200, 632: comparisons
+- ncrs: the active-subspace function (k = 4, p = 0.4 uniform margin), d in 20, 63, 200: comparisons
   (nevergrad: evaluations) and wall seconds until ||grad f|| <= EPSILON; NCRS (alpha 0.05) against dueling NGD
   (eta 0.1, the default profile's calibrated picks), CMA-ES on comparison ranks (`cma`, sigma0 0.1) and nevergrad's
   OnePlusOne on exact values. Budget 20000.
-Ratios: the method's median queries and wall time over each baseline's, per size. Not reached counts as infinite
+Peak memory: tracemalloc's peak over a separate run of MEMORY_QUERIES queries per method and size (tracing slows
+Python loops several-fold, so the timed runs are untraced).
+Ratios: the method's median queries, wall time and peak memory over each baseline's, per size. Not reached counts as infinite
 (the ratio is then null). Run: `python -m benchmarks.comparison_oracles` (JSON -> benchmarks/results/).
 """
 from __future__ import annotations
@@ -29,7 +31,7 @@ from tasks.comparison.zeroth_order import rzo
 
 from .common import write_result
 
-SPHERE_DIMS, AMBIENT_DIMS = (10, 20, 40, 80), (20, 63, 200, 632)
+SPHERE_DIMS, AMBIENT_DIMS = (10, 20, 40), (20, 63, 200)
 SEEDS, GAP_TARGET, EPSILON, K, P = 3, 0.05, 0.1, 4, 0.4
 
 
@@ -46,12 +48,19 @@ class _FirstHit:
         return False
 
 
-def _measured(run) -> tuple[float, float, float]:
-    """(queries, seconds, peak MiB) of run(recorder-maker)."""
-    tracemalloc.start()
-    queries, seconds = run()
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
+MEMORY_QUERIES = 200
+
+
+def _measured(run, first: bool) -> tuple[float, float, float]:
+    """(queries, seconds, peak MiB) of run(budget): the timed run to the target, then (first seed only) a traced one
+    of MEMORY_QUERIES queries for the peak memory."""
+    queries, seconds = run(None)
+    peak = np.nan
+    if first:
+        tracemalloc.start()
+        run(MEMORY_QUERIES)
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
     return queries, seconds, peak
 
 
@@ -65,25 +74,26 @@ def sphere_row(n: int) -> dict:
         cost = Rayleigh(A)
         reached = lambda x: (cost(np.reshape(x, -1)) - cost.minimum) <= GAP_TARGET * (cost(x0) - cost.minimum)
 
-        def rd():
+        def rd(budget):
             hit = _FirstHit(reached)
-            rdngd(geometry, ComparisonOracle(cost, rng=np.random.default_rng(1)), x0, 80 * n, SqrtDecay(0.3), 1e-4,
-                  np.random.default_rng(2), record=hit)
+            rdngd(geometry, ComparisonOracle(cost, rng=np.random.default_rng(1)), x0, budget or 80 * n,
+                  SqrtDecay(0.3), 1e-4, np.random.default_rng(2), record=hit)
             return hit.queries, hit.seconds
 
-        def ngd():
+        def ngd(budget):
             hit = _FirstHit(reached)
-            dueling_ngd(ComparisonOracle(cost, rng=np.random.default_rng(1)), x0[None], SqrtDecay(0.3), 1e-4, 80 * n,
-                        np.random.default_rng(2), project=geometry.to_manifold, record=hit)
+            dueling_ngd(ComparisonOracle(cost, rng=np.random.default_rng(1)), x0[None], SqrtDecay(0.3), 1e-4,
+                        budget or 80 * n, np.random.default_rng(2), project=geometry.to_manifold, record=hit)
             return hit.queries, hit.seconds
 
-        def zo():
+        def zo(budget):
             hit = _FirstHit(reached)
-            rzo(geometry, ValueOracle(cost), x0, 160 * n, 10 / (10 + n), 1e-4, 10, np.random.default_rng(2), record=hit)
+            rzo(geometry, ValueOracle(cost), x0, 2 * (budget or 80 * n), 10 / (10 + n), 1e-4, 10,
+                np.random.default_rng(2), record=hit)
             return hit.queries / 2, hit.seconds  # comparison equivalent: 2 evaluations per comparison
 
         for name, run in (("rdngd", rd), ("euclidean_ngd", ngd), ("rzo", zo)):
-            methods[name].append(_measured(run))
+            methods[name].append(_measured(run, seed == 0))
     return _row("n", n, methods, "rdngd")
 
 
@@ -95,34 +105,34 @@ def ambient_row(d: int) -> dict:
         reached = lambda x: float(objective.grad_norm(np.reshape(x, -1))) <= EPSILON
         noisy = lambda: ComparisonOracle(objective, Noise("margin", p=P), np.random.default_rng(i))
 
-        def search():
+        def search(budget):
             hit = _FirstHit(reached)
-            ncrs(noisy(), inst.x0[i : i + 1], 0.05, 20000, np.random.default_rng(10 + i), record=hit)
+            ncrs(noisy(), inst.x0[i : i + 1], 0.05, budget or 20000, np.random.default_rng(10 + i), record=hit)
             return hit.queries, hit.seconds
 
-        def ngd():
+        def ngd(budget):
             hit = _FirstHit(reached)
-            dueling_ngd(noisy(), inst.x0[i : i + 1], 0.1, 1e-3, 20000, np.random.default_rng(10 + i), record=hit)
+            dueling_ngd(noisy(), inst.x0[i : i + 1], 0.1, 1e-3, budget or 20000, np.random.default_rng(10 + i), record=hit)
             return hit.queries, hit.seconds
 
-        def cma():
+        def cma(budget):
             hit = _FirstHit(reached)
-            cma_es_ranked(noisy(), inst.x0[i], 0.1, 20000, 10 + i, record=hit)
+            cma_es_ranked(noisy(), inst.x0[i], 0.1, budget or 20000, 10 + i, record=hit)
             return hit.queries, hit.seconds
 
-        def opo():
+        def opo(budget):
             hit = _FirstHit(reached)
-            one_plus_one(ValueOracle(objective), inst.x0[i], 20000, 10 + i, record=hit)
+            one_plus_one(ValueOracle(objective), inst.x0[i], budget or 20000, 10 + i, record=hit)
             return hit.queries, hit.seconds
 
         for name, run in (("ncrs", search), ("dueling_ngd", ngd), ("cma_es", cma), ("one_plus_one", opo)):
-            methods[name].append(_measured(run))
+            methods[name].append(_measured(run, i == 0))
     return _row("d", d, methods, "ncrs")
 
 
 def _row(size_name: str, size: int, methods: dict[str, list], ours: str) -> dict:
     medians = {name: {"queries": float(np.median([r[0] for r in rows])), "seconds": float(np.median([r[1] for r in rows])),
-                      "peak_mib": float(np.max([r[2] for r in rows])),
+                      "peak_mib": float(np.nanmax([r[2] for r in rows])),
                       "reached": int(np.isfinite([r[0] for r in rows]).sum())} for name, rows in methods.items()}
     ratio = lambda a, b: a / b if np.isfinite(a) and np.isfinite(b) and b > 0 else None
     ratios = {f"{ours}_over_{name}": {key: ratio(medians[ours][key], medians[name][key])

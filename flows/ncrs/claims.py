@@ -35,7 +35,8 @@ def slope(dims: list[int], values: list[float | None]) -> float | None:
 
 
 def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
+    """A number for claims.json: None for a missing or non-finite one (a step nevergrad adapts itself, N never reached)."""
+    return None if value is None or not math.isfinite(value) else float(value)
 
 
 def claim_c1(cells: dict, dims: list[int], decide: bool) -> Claim:
@@ -52,7 +53,7 @@ def claim_c1(cells: dict, dims: list[int], decide: bool) -> Claim:
                  C1_RANGE[1], decided(ok, decide and (low, high) == C1_DIMS, ours),
                  {"setting": f"uniform margin p = {C1_P:g}, d in {dims}", "range": list(C1_RANGE),
                   "slope_log_N_vs_log_d": by_method["ncrs"]["slope_log_N_vs_log_d"], "by_method": by_method,
-                  "steps": {m: {str(d): cells[(m, d, C1_P)].get("step") for d in dims if (m, d, C1_P) in cells}
+                  "steps": {m: {str(d): _finite(cells[(m, d, C1_P)].get("step")) for d in dims if (m, d, C1_P) in cells}
                             for m in ("ncrs",) + BASELINES}})
 
 

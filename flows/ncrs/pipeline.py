@@ -91,7 +91,7 @@ def solve_libraries(problem: Path, folder: Path, params: Params, d: int, seed: i
     for method, run in runs.items():
         _save(folder / f"{method}_margin{lib.margin:g}_d{d}.npz",
               {key: value for key, value in run.items() if key != "calibration_scores"})
-    return {method: run["step"] for method, run in runs.items()}
+    return {method: run["step"] if np.isfinite(run["step"]) else None for method, run in runs.items()}
 
 
 @task(cache_policy=NO_CACHE)

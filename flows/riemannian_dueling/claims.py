@@ -16,6 +16,11 @@ C4_SUM, C4_MIN, C4_SLOPE, C4_HORIZONS = 1e-12, -1e-15, -0.5, (10, 20, 40, 80)
 METHODS = ("rdngd", "reversed", "euclidean_ngd", "rzo", "rgd")
 
 
+def finite(value: float | None) -> float | None:
+    """A number for claims.json: None for a missing or non-finite one (never reached counts as infinite)."""
+    return value if value is not None and np.isfinite(value) else None
+
+
 def loglog_slope(x, y) -> float | None:
     """Least-squares slope of log y against log x; None with fewer than two finite positive points."""
     x, y = np.asarray(x, float), np.asarray(y, float)
@@ -57,8 +62,8 @@ def claim_c2(rayleigh: dict, decide: bool) -> Claim:
                        f"{C2_RANGE[0]:g} <= B({large})/B({small}) <= {C2_RANGE[1]:g}", "O(d / eps^2)", ratio,
                  C2_RANGE[1], decided(ok, decide, ratio),
                  {"setting": "E1 sphere, eta_t = 0.3/sqrt(t+1)", "range": list(C2_RANGE),
-                  "B": {str(n): v for n, v in B.items()}, "exponent": exponent,
-                  "euclidean_ngd_B": {str(n): v for n, v in B_ngd.items()},
+                  "B": {str(n): finite(v) for n, v in B.items()}, "exponent": exponent,
+                  "euclidean_ngd_B": {str(n): finite(v) for n, v in B_ngd.items()},
                   "euclidean_ngd_exponent": loglog_slope(dims, [B_ngd[n] for n in dims]) if len(dims) >= 3 else None,
                   "not_reached_counts_as": "infinity (budget 80 n)"})
 
