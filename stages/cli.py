@@ -71,6 +71,8 @@ PAPER_APPS = (
     ("prox", "flows.prox_last_iterate.cli:app", "Stochastic proximal methods (last iterate) on your own composite problems."),
     ("lambda-grpo", "flows.lambda_grpo.cli:app", "GRPO vs lambda-GRPO: process sets and token weights of your own "
                                                  "groups; runs on chain arithmetic."),
+    ("dueling", "flows.riemannian_dueling.cli:app", "Comparison-only minimisation on a manifold (RDNGD, RDFW)."),
+    ("ncrs", "flows.ncrs.cli:app", "Comparison-only random search on R^d (NCRS)."),
 )
 
 

@@ -1,0 +1,108 @@
+"""ncrs claim checks C1-C3 of spec §6 and the unjudged k-scaling report R4, with the baselines beside them.
+
+cells: (method, d, p) -> {"hit": [per evaluation instance], "best_grad": [...], "step": float}; N is the median of
+"hit" (inf when fewer than half the instances reached epsilon). Thresholds are the spec's, fixed before any run.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tasks.core.claims import Claim, decided
+
+C1_P, C1_DIMS, C1_RANGE = 0.4, (20, 200), (0.67, 1.5)
+C2_MARGINS, C2_DIM, C2_RATIO = (0.1, 0.4), 200, 3.0
+C3_RATIO = 0.6
+BASELINES = ("ngd", "exact", "cma_es", "one_plus_one")
+
+
+def median_n(cell: dict | None) -> float | None:
+    return None if cell is None else float(np.median(cell["hit"]))
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) and b > 0 else None
+
+
+def slope(dims: list[int], values: list[float | None]) -> float | None:
+    """Least-squares slope of log N against log d over the finite points (at least two)."""
+    points = [(d, v) for d, v in zip(dims, values) if v is not None and math.isfinite(v) and v > 0]
+    if len(points) < 2:
+        return None
+    x, y = np.log([p[0] for p in points]), np.log([p[1] for p in points])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def _finite(value: float | None) -> float | None:
+    """A number for claims.json: None for a missing or non-finite one (a step nevergrad adapts itself, N never reached)."""
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def claim_c1(cells: dict, dims: list[int], decide: bool) -> Claim:
+    low, high = (C1_DIMS if all(d in dims for d in C1_DIMS) else (min(dims), max(dims)))
+    by_method = {}
+    for method in ("ncrs",) + BASELINES:
+        N = {d: median_n(cells.get((method, d, C1_P))) for d in dims}
+        by_method[method] = {"N": {str(d): _finite(v) for d, v in N.items()}, "ratio": ratio(N[high], N[low]),
+                             "slope_log_N_vs_log_d": slope(dims, [N[d] for d in dims])}
+    ours = by_method["ncrs"]["ratio"]
+    ok = ours is not None and C1_RANGE[0] <= ours <= C1_RANGE[1]
+    return Claim("C1", f"N({high})/N({low}) of NCRS at p = {C1_P:g} in [{C1_RANGE[0]:g}, {C1_RANGE[1]:g}] "
+                       "(intrinsic, not ambient, dimension)", "O(k / (p^2 eps^2)), independent of d", ours,
+                 C1_RANGE[1], decided(ok, decide and (low, high) == C1_DIMS, ours),
+                 {"setting": f"uniform margin p = {C1_P:g}, d in {dims}", "range": list(C1_RANGE),
+                  "slope_log_N_vs_log_d": by_method["ncrs"]["slope_log_N_vs_log_d"], "by_method": by_method,
+                  "steps": {m: {str(d): _finite(cells[(m, d, C1_P)].get("step")) for d in dims if (m, d, C1_P) in cells}
+                            for m in ("ncrs",) + BASELINES}})
+
+
+def claim_c2(cells: dict, dims: list[int], margins: list[float], decide: bool) -> Claim:
+    d = C2_DIM if C2_DIM in dims else max(dims)
+    small, large = C2_MARGINS
+    by_method = {m: {"N_p_small": median_n(cells.get((m, d, small))), "N_p_large": median_n(cells.get((m, d, large)))}
+                 for m in ("ncrs", "ngd")}
+    for row in by_method.values():
+        row["ratio"] = ratio(row["N_p_small"], row["N_p_large"])
+        row["N_p_small"], row["N_p_large"] = _finite(row["N_p_small"]), _finite(row["N_p_large"])
+    ours = by_method["ncrs"]["ratio"]
+    ok = ours is not None and ours >= C2_RATIO
+    return Claim("C2", f"N(p = {small:g})/N(p = {large:g}) of NCRS at d = {d} >= {C2_RATIO:g}", "p^-2: 16 at the theory step",
+                 ours, C2_RATIO, decided(ok, decide and d == C2_DIM and set(C2_MARGINS) <= set(margins), ours),
+                 {"setting": f"uniform margin, d = {d}, each p at its calibrated step", "by_method": by_method})
+
+
+def claim_c3(voting: dict, votes: int, decide: bool) -> Claim:
+    """voting: oracle -> {"single": run, "voting": run}, each run with per-instance wrong_fraction, best_grad, hit."""
+    by_oracle = {}
+    for oracle, runs in voting.items():
+        single, vote = (float(np.mean(runs[v]["wrong_fraction"])) for v in ("single", "voting"))
+        by_oracle[oracle] = {"wrong_single": single, "wrong_voting": vote, "ratio": vote / single if single > 0 else None,
+                             "median_best_grad_single": float(np.median(runs["single"]["best_grad"])),
+                             "median_best_grad_voting": float(np.median(runs["voting"]["best_grad"])),
+                             "reached_single": int(np.isfinite(runs["single"]["hit"]).sum()),
+                             "reached_voting": int(np.isfinite(runs["voting"]["hit"]).sum()),
+                             "instances": len(runs["single"]["hit"])}
+    ratios = [row["ratio"] for row in by_oracle.values()]
+    ours = None if None in ratios else max(ratios)
+    ok = ours is not None and ours <= C3_RATIO
+    return Claim("C3", f"wrong accept/reject decisions with {votes} votes <= {C3_RATIO:g} x single vote, under every "
+                       "gap-dependent oracle (worst ratio)", "O(k^2 / eps^4) with voting (no empirical number)", ours,
+                 C3_RATIO, decided(ok, decide, ours),
+                 {"setting": f"gap-dependent oracles {list(voting)}, equal total comparisons", "by_oracle": by_oracle})
+
+
+def report_r4(k_cells: dict) -> Claim:
+    """k_cells: k -> run; N(k_max)/N(k_min), no gate (theory about k_max / k_min)."""
+    ks = sorted(k_cells)
+    N = {k: median_n(k_cells[k]) for k in ks}
+    ours = ratio(N[ks[-1]], N[ks[0]])
+    return Claim("R4", f"k-scaling N(k = {ks[-1]})/N(k = {ks[0]}) (report, no gate)", f"about {ks[-1] / ks[0]:g}", ours,
+                 None, None, {"setting": "uniform margin, z0 of fixed norm", "N": {str(k): _finite(v) for k, v in N.items()},
+                              "steps": {str(k): k_cells[k]["step"] for k in ks}})
+
+
+def claims(cells: dict, dims: list[int], margins: list[float], voting: dict, votes: int, k_cells: dict,
+           decide: bool) -> list[Claim]:
+    return [claim_c1(cells, dims, decide), claim_c2(cells, dims, margins, decide), claim_c3(voting, votes, decide),
+            report_r4(k_cells)]

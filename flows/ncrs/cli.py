@@ -1,0 +1,74 @@
+"""`papers ncrs minimize MODULE:FUNCTION`: minimise a user's function on R^d by noisy-comparison random search.
+
+The function (one numpy array in, one real number out, as scipy.optimize takes one) is only ever compared:
+y = x + alpha s, s ~ N(0, I), kept when judged better (by a majority of --votes comparisons). Every option is
+checked before the function is imported, and its first value before any search; a bad one is an InputError
+(one line, exit 2 from `papers`).
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import typer
+
+from tasks.core.console import console
+from tasks.core.inputs import InputError, check_count
+
+app = typer.Typer(help="Comparison-only random search on R^d (NCRS).", no_args_is_help=True)
+MAX_DIM, MAX_BUDGET = 1_000_000, 10_000_000
+
+
+def check_options(dim: int, budget: int, alpha: float, votes: int, noise: float, seed: int) -> None:
+    if dim < 1:
+        raise InputError(f"--dim: must be >= 1, got {dim}")
+    check_count("--dim", dim, MAX_DIM)
+    if budget < 1:
+        raise InputError(f"--budget: must be >= 1 comparison, got {budget}")
+    check_count("--budget", budget, MAX_BUDGET, " comparisons")
+    if not (math.isfinite(alpha) and alpha > 0):
+        raise InputError(f"--alpha: must be finite and > 0, got {alpha}")
+    if votes < 1 or votes % 2 == 0:
+        raise InputError(f"--votes: must be an odd number >= 1, got {votes}")
+    if votes > budget:
+        raise InputError(f"--votes: {votes} votes per decision do not fit in --budget {budget}")
+    if not (math.isfinite(noise) and 0 <= noise < 0.5):
+        raise InputError(f"--noise: the flip probability must be in [0, 0.5), got {noise}")
+    if seed < 0:
+        raise InputError(f"--seed: must be >= 0, got {seed}")
+
+
+@app.command()
+def minimize(
+    function: str = typer.Argument(..., help="MODULE:FUNCTION, a function of one numpy array returning a real number "
+                                             "(MODULE is imported from the working directory first)."),
+    dim: int = typer.Option(..., "--dim", help="Length of the vector the function takes."),
+    budget: int = typer.Option(..., "--budget", help=f"Comparisons, at most {MAX_BUDGET:,}."),
+    alpha: float = typer.Option(0.05, help="Step: candidates y = x + ALPHA * N(0, I)."),
+    votes: int = typer.Option(1, help="Comparisons of each pair, decided by majority (odd)."),
+    noise: float = typer.Option(0.0, "--noise", help="Flip probability of each comparison, in [0, 0.5) "
+                                                     "(a simulated noisy judge)."),
+    seed: int = typer.Option(0, help="Seed of the directions and the noise (>= 0)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (with the final point)."),
+) -> None:
+    """Minimise FUNCTION from x0 = 0 with comparisons f(x) < f(y) only; print the final point and value."""
+    check_options(dim, budget, alpha, votes, noise, seed)
+    from tasks.comparison.oracles import ComparisonOracle, Noise
+    from tasks.comparison.random_search import ncrs
+    from tasks.comparison.user_function import checked_objective, load_function
+
+    objective = checked_objective(load_function(function), function, (dim,))
+    x0 = np.zeros((1, dim))
+    f0 = float(objective(x0[0]))  # a wrong dimension or a non-finite value stops here, before any search
+    rng = np.random.default_rng(seed)
+    oracle = ComparisonOracle(objective, Noise("margin", p=0.5 - noise) if noise else Noise(), rng)
+    result = ncrs(oracle, x0, alpha, budget, rng, votes=votes)
+    x = result.x[0]
+    summary = {"method": "ncrs", "dim": dim, "comparisons": result.queries, "iterations": result.iterations,
+               "f_start": f0, "f_final": float(objective(x)), "time_s": result.wall_time_s, "x": x.tolist()}
+    if as_json:
+        print(json.dumps(summary))
+        return
+    console().print(f"ncrs (dim {dim}): f {f0:.6g} -> {summary['f_final']:.6g} with {result.queries:,} comparisons "
+                    f"in {result.iterations:,} iterations, {result.wall_time_s:.3f} s")

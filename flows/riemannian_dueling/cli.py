@@ -1,0 +1,121 @@
+"""`papers dueling minimize MODULE:FUNCTION`: minimise a user's function on a manifold from comparisons alone.
+
+The function (one numpy array in, one real number out, as scipy.optimize takes one) is only ever compared:
+RDNGD on the sphere, SPD and Stiefel manifolds, RDFW (projection-free) on the probability simplex. Every option
+is checked before the function is imported, and the function's first value before any search; a bad one is an
+InputError (one line, exit 2 from `papers`).
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import typer
+
+from tasks.comparison.geometry import MANIFOLDS
+from tasks.core.console import console
+from tasks.core.inputs import InputError, check_count
+
+app = typer.Typer(help="Comparison-only minimisation on a manifold (RDNGD, RDFW).", no_args_is_help=True)
+MAX_DIM = {"sphere": 100_000, "spd": 200, "stiefel": 10_000, "simplex": 100_000}
+MAX_BUDGET = 10_000_000
+
+
+def check_options(manifold: str, dim: int, budget: int, noise: float, step: float, probe: float, seed: int) -> None:
+    if manifold not in MANIFOLDS:
+        raise InputError(f"--manifold: must be one of {', '.join(MANIFOLDS)}, got {manifold!r}")
+    low = 3 if manifold == "stiefel" else 2
+    if dim < low:
+        raise InputError(f"--dim: must be >= {low} for {manifold}, got {dim}")
+    check_count(f"--dim ({manifold})", dim, MAX_DIM[manifold])
+    if budget < 1:
+        raise InputError(f"--budget: must be >= 1 comparison, got {budget}")
+    check_count("--budget", budget, MAX_BUDGET, " comparisons")
+    for name, value in (("--noise", noise), ("--step", step), ("--probe", probe)):
+        if not math.isfinite(value):
+            raise InputError(f"{name}: must be finite, got {value}")
+    if not 0 <= noise < 0.5:
+        raise InputError(f"--noise: the flip probability must be in [0, 0.5), got {noise}")
+    if step <= 0 or probe <= 0:
+        raise InputError(f"--step and --probe: must be > 0, got {step} and {probe}")
+    if seed < 0:
+        raise InputError(f"--seed: must be >= 0, got {seed}")
+
+
+def start_point(geometry, rng: np.random.Generator) -> np.ndarray:
+    """A seeded start: uniform on the sphere, the identity on SPD, a random frame on Stiefel, the simplex's centre."""
+    if geometry.name == "sphere":
+        x = rng.standard_normal(geometry.shape)
+        return x / np.linalg.norm(x)
+    if geometry.name == "spd":
+        return np.eye(geometry.shape[0])
+    if geometry.name == "stiefel":
+        return np.linalg.qr(rng.standard_normal(geometry.shape))[0]
+    return np.full(geometry.shape, 1 / geometry.shape[0])
+
+
+def rdfw_horizon(dim: int, budget: int) -> int:
+    """The most RDFW iterations whose growing comparison batches fit in `budget` (L = 1, D = sqrt 2)."""
+    from tasks.comparison.dueling import rdfw_schedule
+
+    used, horizon = 0, 0
+    while True:
+        m, _ = rdfw_schedule(horizon, dim - 1, 1.0, math.sqrt(2))
+        if used + m > budget:
+            return horizon
+        used, horizon = used + m, horizon + 1
+
+
+@app.command()
+def minimize(
+    function: str = typer.Argument(..., help="MODULE:FUNCTION, a function of one numpy array returning a real number "
+                                             "(MODULE is imported from the working directory first)."),
+    manifold: str = typer.Option("sphere", help=f"One of {', '.join(MANIFOLDS)} (simplex: RDFW, projection-free)."),
+    dim: int = typer.Option(..., "--dim", help="Points are vectors of DIM (sphere, simplex), DIM x DIM matrices (spd) "
+                                               "or DIM x 2 frames (stiefel)."),
+    budget: int = typer.Option(..., "--budget", help=f"Comparisons (each evaluates the function twice), at most "
+                                                     f"{MAX_BUDGET:,}."),
+    noise: float = typer.Option(0.0, "--noise", help="Flip probability of each comparison, in [0, 0.5) "
+                                                     "(a simulated noisy judge)."),
+    step: float = typer.Option(0.3, help="RDNGD step eta_t = STEP / sqrt(t + 1)."),
+    probe: float = typer.Option(1e-4, help="RDNGD probe radius nu."),
+    seed: int = typer.Option(0, help="Seed of the start, the directions and the noise (>= 0)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (with the final point)."),
+) -> None:
+    """Minimise FUNCTION on the manifold from comparisons f(x) < f(y) only; print the final point and value."""
+    check_options(manifold, dim, budget, noise, step, probe, seed)
+    from tasks.comparison.dueling import SqrtDecay, rdfw, rdngd
+    from tasks.comparison.geometry import make_geometry
+    from tasks.comparison.oracles import ComparisonOracle, Noise
+    from tasks.comparison.user_function import checked_objective, load_function
+
+    geometry = make_geometry(manifold, dim)
+    if manifold == "simplex" and rdfw_horizon(dim, budget) == 0:
+        raise InputError(f"--budget: {budget:,} comparisons is less than one RDFW iteration in dimension {dim} "
+                         f"({_first_batch(dim):,} comparisons)")
+    objective = checked_objective(load_function(function), function, geometry.shape)
+    rng = np.random.default_rng(seed)
+    x0 = start_point(geometry, rng)
+    f0 = float(objective(x0))  # a wrong dimension or a non-finite value stops here, before any search
+    oracle = ComparisonOracle(objective, Noise("margin", p=0.5 - noise) if noise else Noise(), rng)
+    if manifold == "simplex":
+        result = rdfw(geometry, oracle, x0, rdfw_horizon(dim, budget), rng)
+        method = "rdfw"
+    else:
+        result = rdngd(geometry, oracle, x0, budget, SqrtDecay(step), probe, rng)
+        method = "rdngd"
+    summary = {"method": method, "manifold": manifold, "dim": dim, "comparisons": result.queries,
+               "iterations": result.iterations, "f_start": f0, "f_final": float(objective(result.x)),
+               "time_s": result.wall_time_s, "x": np.asarray(result.x).tolist()}
+    if as_json:
+        print(json.dumps(summary))
+        return
+    console().print(f"{method} on {manifold} (dim {dim}): f {f0:.6g} -> {summary['f_final']:.6g} with "
+                    f"{result.queries:,} comparisons in {result.iterations:,} iterations, {result.wall_time_s:.3f} s")
+
+
+def _first_batch(dim: int) -> int:
+    from tasks.comparison.dueling import rdfw_schedule
+
+    return rdfw_schedule(0, dim - 1, 1.0, math.sqrt(2))[0]

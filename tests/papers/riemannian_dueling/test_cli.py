@@ -1,0 +1,62 @@
+"""`papers dueling minimize` and `papers ncrs minimize` on a user's module: good runs (text and --json) and the bad
+references, values and options, each one line naming the culprit, exit 2."""
+from __future__ import annotations
+
+import json
+
+from tests.cli_table import Row, check_rows, run_rows
+
+USER_MODULE = """import numpy as np
+value = 3
+def rayleigh(x):
+    return -float(x @ np.diag(np.arange(1.0, len(x) + 1)) @ x)
+def spd_distance(X):
+    return float(np.sum((X - 2 * np.eye(len(X))) ** 2))
+def quad(x):
+    return float(np.sum((np.ravel(x) - 0.3) ** 2))
+def nan(x):
+    return float('nan')
+def vector(x):
+    return x
+def fails(x):
+    raise ValueError('operands could not be broadcast')
+"""
+
+
+def test_minimize_good_and_bad(tmp_path):
+    (tmp_path / "userobj.py").write_text(USER_MODULE)
+    d, n = ("dueling", "minimize"), ("ncrs", "minimize")
+    rows = [Row((*d, "userobj:rayleigh", "--dim", "6", "--budget", "600", "--json"), code=0),
+            Row((*d, "userobj:spd_distance", "--manifold", "spd", "--dim", "3", "--budget", "200", "--noise", "0.1"),
+                code=0),
+            Row((*d, "userobj:quad", "--manifold", "stiefel", "--dim", "4", "--budget", "100"), code=0),
+            Row((*d, "userobj:quad", "--manifold", "simplex", "--dim", "4", "--budget", "5000", "--json"), code=0),
+            Row((*n, "userobj:quad", "--dim", "5", "--budget", "900", "--votes", "3", "--json"), code=0)]
+    results = run_rows(rows, cwd=tmp_path)
+    assert all(r.code == 0 for r in results), [r.stderr for r in results]
+    sphere, simplex, ncrs = (json.loads(results[i].stdout) for i in (0, 3, 4))
+    assert sphere["comparisons"] == 600 and sphere["f_final"] < sphere["f_start"] and len(sphere["x"]) == 6
+    assert simplex["method"] == "rdfw" and abs(sum(simplex["x"]) - 1) < 1e-12 and simplex["comparisons"] <= 5000
+    assert ncrs["comparisons"] == 900 and ncrs["iterations"] == 300 and ncrs["f_final"] < ncrs["f_start"]
+    check_rows([
+        Row((*d, "nosuch:f", "--dim", "3", "--budget", "10"), names=("nosuch",)),
+        Row((*d, "userobj:missing", "--dim", "3", "--budget", "10"), names=("missing",)),
+        Row((*d, "userobj:value", "--dim", "3", "--budget", "10"), names=("not callable",)),
+        Row((*d, "userobj", "--dim", "3", "--budget", "10"), names=("MODULE:FUNCTION",)),
+        Row((*d, "userobj:nan", "--dim", "3", "--budget", "10"), names=("userobj:nan", "not finite")),
+        Row((*d, "userobj:vector", "--dim", "3", "--budget", "10"), names=("userobj:vector", "3 values")),
+        Row((*d, "userobj:fails", "--dim", "3", "--budget", "10"), names=("userobj:fails", "ValueError")),
+        Row((*d, "userobj:quad", "--manifold", "torus", "--dim", "3", "--budget", "10"), names=("--manifold", "torus")),
+        Row((*d, "userobj:quad", "--dim", "1", "--budget", "10"), names=("--dim",)),
+        Row((*d, "userobj:quad", "--manifold", "spd", "--dim", "5000", "--budget", "10"), names=("--dim", "200")),
+        Row((*d, "userobj:quad", "--dim", "3", "--budget", "10000000000"), names=("--budget", "10,000,000")),
+        Row((*d, "userobj:quad", "--dim", "3", "--budget", "0"), names=("--budget",)),
+        Row((*d, "userobj:quad", "--dim", "3", "--budget", "10", "--noise", "0.7"), names=("--noise", "0.7")),
+        Row((*d, "userobj:quad", "--dim", "3", "--budget", "10", "--step", "inf"), names=("--step", "inf")),
+        Row((*d, "userobj:quad", "--manifold", "simplex", "--dim", "40", "--budget", "10"), names=("--budget", "RDFW")),
+        Row((*n, "userobj:fails", "--dim", "3", "--budget", "10"), names=("userobj:fails",)),
+        Row((*n, "userobj:quad", "--dim", "3", "--budget", "10", "--votes", "4"), names=("--votes", "4")),
+        Row((*n, "userobj:quad", "--dim", "3", "--budget", "10", "--alpha", "nan"), names=("--alpha", "nan")),
+        Row((*n, "userobj:quad", "--dim", "2000000", "--budget", "10"), names=("--dim", "1,000,000")),
+        Row((*n, "userobj:quad", "--dim", "3", "--budget", "10", "--seed", "-1"), names=("--seed",)),
+    ], cwd=tmp_path)
