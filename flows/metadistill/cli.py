@@ -103,7 +103,9 @@ def minimize(
     check_options(target, bbob, dim, budget, popsize, lower, upper, seed, ssft, student)
     import numpy as np
 
-    from .objective import SafeObjective, import_function
+    from tasks.userdata.functions import load_function
+
+    from .objective import SafeObjective
     from .rollout import populations_in_budget, run_cmaes, run_student
 
     problem = None
@@ -114,7 +116,7 @@ def minimize(
         objective, name = SafeObjective(lambda x: problem(x[None])[0], problem.name), problem.name
         lo, hi = problem.lower, problem.upper
     else:
-        objective, name = SafeObjective(import_function(target), target), target
+        objective, name = SafeObjective(load_function(target), target), target
         lo, hi = np.full(dim, lower), np.full(dim, upper)
     populations = populations_in_budget(popsize, budget)
     if student == "cmaes":

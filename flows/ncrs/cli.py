@@ -56,7 +56,8 @@ def minimize(
     check_options(dim, budget, alpha, votes, noise, seed)
     from tasks.comparison.oracles import ComparisonOracle, Noise
     from tasks.comparison.random_search import ncrs
-    from tasks.comparison.user_function import checked_objective, load_function
+    from tasks.comparison.user_function import checked_objective
+    from tasks.userdata.functions import load_function
 
     objective = checked_objective(load_function(function), function, (dim,))
     x0 = np.zeros((1, dim))

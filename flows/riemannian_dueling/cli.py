@@ -88,7 +88,8 @@ def minimize(
     from tasks.comparison.dueling import SqrtDecay, rdfw, rdngd
     from tasks.comparison.geometry import make_geometry
     from tasks.comparison.oracles import ComparisonOracle, Noise
-    from tasks.comparison.user_function import checked_objective, load_function
+    from tasks.comparison.user_function import checked_objective
+    from tasks.userdata.functions import load_function
 
     geometry = make_geometry(manifold, dim)
     if manifold == "simplex" and rdfw_horizon(dim, budget) == 0:

@@ -7,10 +7,8 @@ d x d .npy (--out).
 """
 from __future__ import annotations
 
-import importlib
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +18,7 @@ import typer
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_count, check_output
 from tasks.userdata.arrays import read_array
+from tasks.userdata.functions import load_function
 
 app = typer.Typer(help="Zeroth-order Hessian estimation of your own black-box function.", no_args_is_help=True)
 METHODS = ("zovh", "s1", "s2", "scd", "cd")
@@ -36,25 +35,6 @@ def check_options(method: str, queries: int, mu: float, seed: int) -> None:
         raise InputError(f"--mu: must be a finite number > 0, got {mu}")
     if seed < 0:
         raise InputError(f"--seed: must be >= 0, got {seed}")
-
-
-def load_function(reference: str):
-    """The callable MODULE:FUNCTION names."""
-    module_name, _, attribute = reference.partition(":")
-    if not module_name or not attribute:
-        raise InputError(f"FUNCTION {reference!r}: expected MODULE:FUNCTION, e.g. mymodule:loss")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise InputError(f"FUNCTION {reference}: cannot import module {module_name!r} ({error})") from None
-    except Exception as error:  # noqa: BLE001 - the user's module failed while importing: name it, no traceback
-        raise InputError(f"FUNCTION {reference}: importing {module_name!r} raised {type(error).__name__}: {error}") from None
-    function = getattr(module, attribute, None)
-    if not callable(function):
-        raise InputError(f"FUNCTION {reference}: module {module_name!r} has no callable {attribute!r}")
-    return function
 
 
 def batched(function, reference: str):

@@ -2,37 +2,12 @@
 scipy.optimize takes one), checked at the door: every fault is an InputError naming the reference and the value."""
 from __future__ import annotations
 
-import importlib
 import math
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
 from tasks.core.inputs import InputError
-
-
-def load_function(reference: str) -> Callable:
-    """Import MODULE (from the working directory first, as `python -m` would) and return its callable FUNCTION."""
-    module_name, sep, attribute = reference.partition(":")
-    if not sep or not module_name or not attribute:
-        raise InputError(f"FUNCTION {reference!r}: expected MODULE:FUNCTION, e.g. mymodule:objective")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        raise InputError(f"FUNCTION {reference!r}: no module named {error.name!r}") from None
-    except Exception as error:  # the user's module failed while importing
-        raise InputError(f"FUNCTION {reference!r}: importing {module_name} raised "
-                         f"{type(error).__name__}: {error}") from None
-    function = getattr(module, attribute, None)
-    if function is None:
-        raise InputError(f"FUNCTION {reference!r}: module {module_name} has no attribute {attribute!r}")
-    if not callable(function):
-        raise InputError(f"FUNCTION {reference!r}: {attribute} is a {type(function).__name__}, not callable")
-    return function
 
 
 def checked_objective(function: Callable, reference: str, shape: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:

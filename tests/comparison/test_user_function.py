@@ -1,11 +1,12 @@
-"""A user's MODULE:FUNCTION: loaded from the working directory, every fault an InputError naming the reference."""
+"""A user's MODULE:FUNCTION as the comparison oracles evaluate it: every fault an InputError naming the reference."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tasks.comparison.user_function import checked_objective, load_function
+from tasks.comparison.user_function import checked_objective
 from tasks.core.inputs import InputError
+from tasks.userdata.functions import load_function
 
 
 @pytest.fixture
@@ -23,14 +24,6 @@ def module(tmp_path, monkeypatch):
 def test_a_good_function_evaluates_points_and_batches(module):
     f = checked_objective(load_function(f"{module}:quad"), "r", (3,))
     assert f(np.ones(3)) == 3.0 and f(np.ones((2, 3))).tolist() == [3.0, 3.0]
-
-
-@pytest.mark.parametrize("reference, message", [
-    ("userobj", "expected MODULE:FUNCTION"), ("nosuchmodule:f", "no module named 'nosuchmodule'"),
-    ("userobj:missing", "has no attribute 'missing'"), ("userobj:value", "not callable")])
-def test_bad_references(module, reference, message):
-    with pytest.raises(InputError, match=message):
-        load_function(reference)
 
 
 @pytest.mark.parametrize("name, message", [("nan", "not finite"), ("many", "3 values"), ("text", "expected a real number"),
