@@ -68,6 +68,7 @@ PAPER_APPS = (
                                          "and its baselines."),
     ("lambda-grpo", "flows.lambda_grpo.cli:app", "GRPO vs lambda-GRPO: process sets and token weights of your own "
                                                  "groups; runs on chain arithmetic."),
+    ("balora", "flows.balora.cli:app", "Balanced LoRA (BaLoRA) vs LoRA fine-tuning of your saved tiny LM on your text."),
 )
 
 
