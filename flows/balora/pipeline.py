@@ -69,15 +69,15 @@ def train(params: Params, context: StageContext) -> StageReport:
 @task(cache_policy=NO_CACHE)
 def synthetic_testbeds(params: Params, generated: Path, out: Path) -> dict:
     single_torch_thread()
-    from .testbeds import lr_grid, testbed_a, testbed_b
+    from .testbeds import lr_grid, convergence_runs, conditioning_runs
 
     with np.load(generated / "synthetic.npz") as data:
         problem = {k: data[k] for k in data.files}
     s, c = params.synthetic, params.conditioning
     first = dict(problem, B0=problem["B0"][: s.inits])
-    runs = testbed_a(first, s.steps, {"sign": lr_grid(s.sign_lrs), "gd": lr_grid(s.gd_lrs)})
+    runs = convergence_runs(first, s.steps, {"sign": lr_grid(s.sign_lrs), "gd": lr_grid(s.gd_lrs)})
     write_json(out / "synthetic_runs.json", runs)
-    write_json(out / "hessian.json", testbed_b(problem, c.steps, c.lr, c.decay, c.inits))
+    write_json(out / "hessian.json", conditioning_runs(problem, c.steps, c.lr, c.decay, c.inits))
     return {"synthetic_runs": len(runs)}
 
 

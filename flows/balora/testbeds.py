@@ -28,7 +28,7 @@ def synthetic_problem(a: int, b: int, r: int, inits: int, seed: int) -> dict[str
             "B0": rng.standard_normal((inits, r, b))}
 
 
-def testbed_a(problem: dict, steps: int, lr_grids: dict[str, torch.Tensor]) -> list[dict]:
+def convergence_runs(problem: dict, steps: int, lr_grids: dict[str, torch.Tensor]) -> list[dict]:
     T, W0 = torch.from_numpy(problem["T"]), torch.from_numpy(problem["W0"])
     r = problem["B0"].shape[1]
     best = optimal_loss(T, W0, r)
@@ -45,7 +45,7 @@ def testbed_a(problem: dict, steps: int, lr_grids: dict[str, torch.Tensor]) -> l
     return rows
 
 
-def testbed_b(problem: dict, steps: int, lr: float, decay: float, inits: int) -> dict:
+def conditioning_runs(problem: dict, steps: int, lr: float, decay: float, inits: int) -> dict:
     T, W0 = torch.from_numpy(problem["T"]), torch.from_numpy(problem["W0"])
     r = problem["B0"].shape[1]
     best = optimal_loss(T, W0, r)

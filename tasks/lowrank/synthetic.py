@@ -39,6 +39,23 @@ class Descent:
     decay: float = 1.0
 
 
+def _project_finite(project, A, B):
+    """Balance the rows whose factors are finite; a row whose SVD fails (overflowing factors of a diverging lr)
+    becomes NaN, so its run counts as diverged."""
+    finite = torch.isfinite(A).all(dim=(-2, -1)) & torch.isfinite(B).all(dim=(-2, -1))
+    A, B = A.clone(), B.clone()
+    A[~finite] = float("nan")
+    try:
+        A[finite], B[finite] = project(A[finite], B[finite])
+    except torch.linalg.LinAlgError:
+        for i in finite.nonzero().flatten().tolist():
+            try:
+                A[i], B[i] = project(A[i], B[i])
+            except torch.linalg.LinAlgError:
+                A[i] = float("nan")
+    return A, B
+
+
 def factor_descent(T, W0, A0, B0, lrs: torch.Tensor, descent: Descent):
     """One run per learning rate from (A0, B0): losses [n_lrs, steps + 1] (inf once a run is non-finite) and the
     final factors [n_lrs, a, r], [n_lrs, r, b]."""
@@ -55,9 +72,7 @@ def factor_descent(T, W0, A0, B0, lrs: torch.Tensor, descent: Descent):
         eta = step_size * descent.decay ** t
         A, B = A - eta * gA, B - eta * gB
         if project is not None:  # after the step, never before the first one (the zero-product saddle)
-            finite = torch.isfinite(A).all(dim=(-2, -1)) & torch.isfinite(B).all(dim=(-2, -1))
-            if finite.any():
-                A[finite], B[finite] = project(A[finite], B[finite])
+            A, B = _project_finite(project, A, B)
         losses.append(loss(T, W0, A, B))
     losses = torch.stack(losses, dim=1)
     bad = ~torch.isfinite(losses)
