@@ -5,22 +5,17 @@ The default profile's tiny GPT-2 (d 64, 2 layers, context 64, batch 8), LoRA on 
 step by step so they meet the same machine load; median wall time per step and of the projection alone. Memory:
 the trainable parameters and AdamW state (equal for both), and the projection's extra working memory, counted
 from the shapes of its intermediates (about 4 (a + b) r + 8 r^2 floats per pair, freed after each pair); on a
-GPU also the measured peak allocated memory of each method.
+GPU also the measured peak allocated memory (both methods' models together; per-method peaks are not separated).
 """
 from __future__ import annotations
 
-import copy
-import time
-
-import numpy as np
 import torch
 
-from flows.balora.finetune import lora_model
+from flows.balora.timing import alternating_step_times
 from tasks.core.device import single_torch_thread
-from tasks.lm.corpus import CHAR_VOCAB, windows
+from tasks.lm.corpus import CHAR_VOCAB
 from tasks.lm.model import TinyLMConfig, build_model
-from tasks.lm.pretrain import window_loss
-from tasks.lowrank.peft_lora import balance_lora_, lora_factor_pairs
+from tasks.lowrank.peft_lora import lora_factor_pairs
 
 from .common import write_result
 
@@ -36,43 +31,18 @@ def projection_extra_bytes(model) -> int:
 
 
 def rank_costs(base, rank: int, device: str) -> dict:
-    models = {m: lora_model(copy.deepcopy(base), rank, 1.0, seed=0).to(device) for m in ("lora", "balora")}
-    optimizers = {m: torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
-                  for m, model in models.items()}
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
     ids = torch.randint(0, 97, (20_000,), generator=torch.Generator().manual_seed(0))
-    generator = torch.Generator().manual_seed(1)
-    times = {m: [] for m in models}
-    projection = []
-    peak = {}
-    for step in range(STEPS):
-        batch = windows(ids, CONFIG.context, BATCH, generator).to(device)
-        for method in (("lora", "balora") if step % 2 else ("balora", "lora")):
-            if device == "cuda":
-                torch.cuda.synchronize()
-                torch.cuda.reset_peak_memory_stats()
-            started = time.perf_counter()
-            loss = window_loss(models[method], batch)
-            optimizers[method].zero_grad(set_to_none=True)
-            loss.backward()
-            optimizers[method].step()
-            if method == "balora":
-                projected = time.perf_counter()
-                balance_lora_(models[method])
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                projection.append(time.perf_counter() - projected)
-            if device == "cuda":
-                torch.cuda.synchronize()
-                peak[method] = max(peak.get(method, 0), torch.cuda.max_memory_allocated())
-            times[method].append(time.perf_counter() - started)
-    trainable = sum(p.numel() for p in models["lora"].parameters() if p.requires_grad)
-    medians = {m: float(np.median(t[2:])) for m, t in times.items()}  # the first steps warm up
-    return {"rank": rank, "median_step_s": medians, "step_ratio_balora_over_lora": medians["balora"] / medians["lora"],
-            "median_projection_s": float(np.median(projection[2:])),
-            "projection_share_of_step": float(np.median(projection[2:])) / medians["balora"],
+    timing = alternating_step_times(base, ids, rank, STEPS, BATCH, CONFIG.context, seed=0, device=device)
+    model = timing["models"]["balora"]
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return {"rank": rank, "median_step_s": timing["median_step_s"], "step_ratio_balora_over_lora": timing["ratio"],
+            "median_projection_s": timing["median_projection_s"],
+            "projection_share_of_step": timing["median_projection_s"] / timing["median_step_s"]["balora"],
             "trainable_parameters": trainable, "adamw_state_bytes": 2 * 4 * trainable,
-            "projection_extra_bytes": projection_extra_bytes(models["balora"]),
-            "peak_allocated_bytes": peak or None}
+            "projection_extra_bytes": projection_extra_bytes(model),
+            "peak_allocated_bytes_both_methods": torch.cuda.max_memory_allocated() if device == "cuda" else None}
 
 
 def main() -> dict:

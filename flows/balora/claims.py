@@ -57,7 +57,7 @@ def c3(summary: dict, decide: bool, budget: int) -> Claim:
     return Claim("C3", "Tiny-LM fine-tuning, each method at its best grid point, mean over seeds: BaLoRA's final eval "
                        "loss < LoRA's, and BaLoRA reaches LoRA's final eval loss within 0.8 x the step budget",
                  "BaLoRA lower eval loss than LoRA on every task, faster convergence (values not verified)",
-                 balora["final_mean"], lora["final_mean"], decided(ok, decide, fraction),
+                 balora["final_mean"], lora["final_mean"], decided(ok, decide),  # never reaching it: a fail
                  {"balora_final_mean": balora["final_mean"], "lora_final_mean": lora["final_mean"],
                   "balora_best": {"lr": balora["lr"], "scale": balora["scale"]},
                   "lora_best": {"lr": lora["lr"], "scale": lora["scale"]}, "seeds": balora["seeds"],
@@ -66,13 +66,16 @@ def c3(summary: dict, decide: bool, budget: int) -> Claim:
 
 
 def c4(summary: dict, decide: bool) -> Claim:
-    lora, balora = summary["C"]["lora"], summary["C"]["balora"]
-    ratio = balora["median_step_s"] / lora["median_step_s"]
-    return Claim("C4", "Median wall time per fine-tuning step of BaLoRA <= 1.15 x LoRA's; robustness: fraction of grid "
-                       "points within 2% of the method's best",
+    lora, balora, timing = summary["C"]["lora"], summary["C"]["balora"], summary["timing"]
+    ratio = timing["ratio"]
+    return Claim("C4", "Median wall time per fine-tuning step of BaLoRA <= 1.15 x LoRA's (both stepping alternately in "
+                       "one process); robustness: fraction of grid points within 2% of the method's best",
                  "computationally lightweight (memory table); robust to hyperparameters", ratio, C4_RATIO,
                  decided(ratio <= C4_RATIO, decide),
-                 {"balora_median_step_s": balora["median_step_s"], "lora_median_step_s": lora["median_step_s"],
+                 {"balora_median_step_s": timing["median_step_s"]["balora"],
+                  "lora_median_step_s": timing["median_step_s"]["lora"],
+                  "balora_median_projection_s": timing["median_projection_s"], "timed_steps": timing["steps"],
+                  "grid_runs_median_step_s": {"balora": balora["median_step_s"], "lora": lora["median_step_s"]},
                   "balora_robust_fraction": balora["robust_fraction"], "lora_robust_fraction": lora["robust_fraction"]})
 
 

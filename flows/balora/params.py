@@ -76,6 +76,7 @@ class FinetuneParams(BaseParams):
     lrs: list[Positive] = Field(min_length=1)
     scales: list[Positive] = Field(min_length=1)
     best_seeds: int = Field(ge=1)
+    timing_steps: int = Field(ge=1)  # C4: LoRA and BaLoRA steps timed alternately in one process
     methods: list[Method] = Field(min_length=1)
 
     @model_validator(mode="after")

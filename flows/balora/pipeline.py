@@ -92,6 +92,23 @@ def finetune_task(params: Params, generated: Path, base: Path, method: str, lr: 
     return run | {"seed_index": k}
 
 
+@task(cache_policy=NO_CACHE)
+def timing_task(params: Params, generated: Path, base: Path, out: Path) -> dict:
+    single_torch_thread()
+    from tasks.lm.model import load_model
+
+    from .lm import load_ids
+    from .timing import alternating_step_times
+
+    model, _, config = load_model(base)
+    f = params.finetune
+    timing = alternating_step_times(model, load_ids(generated, "finetune_train"), f.rank, f.timing_steps, f.batch,
+                                    config.context, derive_seed(params.seed, "timing"))
+    timing.pop("models")
+    write_json(out / "timing.json", timing)
+    return timing
+
+
 @flow(name="balora-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
     generated, base = context.data(str(DATA / "generate")), context.data(str(DATA / "train")) / "base"
@@ -103,12 +120,13 @@ def solve(params: Params, context: StageContext) -> StageReport:
     grid = [finetune_task.submit(params, generated, base, method, lr, scale, 0)
             for lr in f.lrs for scale in f.scales for method in f.methods]
     runs = [g.result() for g in grid]
+    timing = timing_task.submit(params, generated, base, folder)  # after the grid: fewer processes compete
     best = best_points(runs)
     repeats = [finetune_task.submit(params, generated, base, method, *best[method], k)
                for k in range(1, f.best_seeds) for method in f.methods]
     runs += [r.result() for r in repeats]
     write_json(folder / "finetune_runs.json", runs)
-    done = synthetic.result()
+    done = synthetic.result() | {"c4_step_ratio": timing.result()["ratio"]}
     return StageReport(metrics=done | {"finetune_runs": len(runs)}
                        | {f"{m}.best_grid_eval": min(r["final_eval"] for r in runs if r["method"] == m)
                           for m in f.methods})
@@ -122,7 +140,8 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     synthetic = json.loads((solved / "synthetic_runs.json").read_text())
     conditioning = json.loads((solved / "hessian.json").read_text())
     finetuning = json.loads((solved / "finetune_runs.json").read_text())
-    summary = summarize(params, synthetic, conditioning, finetuning)
+    timing = json.loads((solved / "timing.json").read_text())
+    summary = summarize(params, synthetic, conditioning, finetuning, timing)
     claims = paper_claims(summary, params.decide_claims, params.finetune.steps)
     write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
     write_json(context.out(str(DATA / "metrics.json")),

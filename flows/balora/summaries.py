@@ -69,10 +69,11 @@ def steps_to_reach(steps: list[int], curve: list[float], target: float) -> int |
     return next((s for s, v in zip(steps, curve) if v <= target), None)
 
 
-def summarize(params: Params, synthetic: list[dict], conditioning: dict, finetuning: list[dict]) -> dict:
+def summarize(params: Params, synthetic: list[dict], conditioning: dict, finetuning: list[dict], timing: dict) -> dict:
     A, B, C = summarize_synthetic(synthetic), summarize_conditioning(conditioning), summarize_finetuning(params, finetuning)
     flat = {f"A.{key}.final_median": row["final_median"] for key, row in A.items()}
     flat |= {f"B.{m}.kappa_median": B[m]["kappa_median"] for m in ("lora", "balora")}
     flat |= {f"C.{m}.{field}": row[field] for m, row in C.items()
              for field in ("final_mean", "median_step_s", "robust_fraction", "lr", "scale")}
-    return {"A": A, "B": B, "C": C, "flat": flat, "c1_from_step": C1_FROM_STEP}
+    flat |= {"C.step_ratio_alternating": timing["ratio"]}
+    return {"A": A, "B": B, "C": C, "timing": timing, "flat": flat, "c1_from_step": C1_FROM_STEP}

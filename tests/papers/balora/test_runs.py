@@ -53,6 +53,8 @@ def test_testbeds_and_claims_on_a_tiny_problem():
     summary = {"A": summarize_synthetic([{"optimizer": "sign", "method": m, "lr": 0.1, "excess": curve(v)}
                                          for m, v in (("lora", 1.0), ("balora", 0.4))]),
                "B": summarize_conditioning(conditioning), "c1_from_step": 30,
+               "timing": {"ratio": 1.3, "median_step_s": {"lora": 1.0, "balora": 1.3}, "median_projection_s": 0.2,
+                          "steps": 10},
                "C": {m: {"final_mean": v, "steps": [0, 10, 20], "mean_curve": [3.0, v, v], "median_step_s": t,
                          "robust_fraction": 0.5, "lr": 1e-3, "scale": 1.0, "seeds": 3}
                      for m, v, t in (("lora", 2.0, 1.0), ("balora", 1.9, 1.3))}}
