@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import sysconfig
 from pathlib import Path
+
+import numpy as np
 
 SKIP_DIRS = {"test", "tests", "idle_test", "site-packages", "__pycache__"}
 
@@ -21,8 +24,10 @@ def _bucket(relative: str, salt: str, buckets: int) -> int:
 
 def stdlib_files() -> list[tuple[str, Path]]:
     root = Path(sysconfig.get_paths()["stdlib"])
-    files = [(p.relative_to(root).as_posix(), p) for p in root.rglob("*.py")
-             if not SKIP_DIRS & set(p.relative_to(root).parts[:-1])]
+    files = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [d for d in subfolders if d not in SKIP_DIRS]  # never walk the (large) test trees
+        files += [(Path(folder, n).relative_to(root).as_posix(), Path(folder, n)) for n in names if n.endswith(".py")]
     return sorted(files)
 
 
@@ -57,3 +62,18 @@ def build_corpora(pretrain_chars: int, finetune_chars: int) -> dict[str, str]:
             texts[key].append(text + "\n\n")
             sizes[key] += len(text) + 2
     return {k: "".join(v)[: caps[k]] for k, v in texts.items()}
+
+
+CORPORA = ("pretrain", "finetune_train", "finetune_val")
+
+
+def save_corpora(texts: dict[str, str], folder: Path) -> dict:
+    """Each text as uint8 ids of the corpus vocabulary (< 98 symbols) in `<name>.bin`; their sizes."""
+    from tasks.train.corpus import encode  # torch: here, so that the rest of the module starts without it
+
+    sizes = {}
+    for name in CORPORA:
+        ids = encode(texts[name]).numpy().astype(np.uint8)
+        ids.tofile(folder / f"{name}.bin")
+        sizes[f"{name}_chars"] = len(ids)
+    return sizes

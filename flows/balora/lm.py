@@ -10,22 +10,9 @@ import torch
 from tasks.lm.corpus import CHAR_VOCAB
 from tasks.lm.model import TinyLMConfig, build_model, load_model, save_model
 from tasks.lm.pretrain import fixed_windows, pretrain
-from tasks.train.corpus import encode
 
 from .finetune import FinetuneSetting, finetune
 from .params import Params
-
-CORPORA = ("pretrain", "finetune_train", "finetune_val")
-
-
-def save_corpora(texts: dict[str, str], folder: Path) -> dict:
-    sizes = {}
-    for name in CORPORA:
-        ids = encode(texts[name]).to(torch.uint8).numpy()  # < 98 symbols
-        ids.tofile(folder / f"{name}.bin")
-        sizes[f"{name}_chars"] = len(ids)
-    return sizes
-
 
 def load_ids(folder: Path, name: str) -> torch.Tensor:
     return torch.from_numpy(np.fromfile(folder / f"{name}.bin", dtype=np.uint8).astype(np.int64))

@@ -33,9 +33,8 @@ DATA = Path("data") / PAPER
 
 @flow(name="balora-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    from .corpus import build_corpora
-    from .lm import save_corpora
-    from .testbeds import synthetic_problem
+    from .corpus import build_corpora, save_corpora
+    from .synthetic_data import synthetic_problem
 
     folder = context.out(str(DATA / "generate"))
     folder.mkdir(parents=True)

@@ -21,13 +21,6 @@ def lr_grid(grid) -> torch.Tensor:
     return torch.tensor(space(grid.start, grid.stop, grid.num), dtype=torch.float64)
 
 
-def synthetic_problem(a: int, b: int, r: int, inits: int, seed: int) -> dict[str, np.ndarray]:
-    """T, W0 ~ N(0, 1) (one problem), and per init LoRA's B0 ~ N(0, 1) (A0 = 0)."""
-    rng = np.random.default_rng(seed)
-    return {"T": rng.standard_normal((a, b)), "W0": rng.standard_normal((a, b)),
-            "B0": rng.standard_normal((inits, r, b))}
-
-
 def convergence_runs(problem: dict, steps: int, lr_grids: dict[str, torch.Tensor]) -> list[dict]:
     T, W0 = torch.from_numpy(problem["T"]), torch.from_numpy(problem["W0"])
     r = problem["B0"].shape[1]

@@ -9,7 +9,8 @@ import torch
 
 from flows.balora.claims import claims
 from flows.balora.finetune import FinetuneSetting, finetune
-from flows.balora.testbeds import synthetic_problem, convergence_runs, conditioning_runs
+from flows.balora.synthetic_data import synthetic_problem
+from flows.balora.testbeds import conditioning_runs, convergence_runs
 from tasks.lm.corpus import CHAR_VOCAB
 from tasks.lm.model import TinyLMConfig, build_model
 from tasks.lowrank.balance import balancing_gap
