@@ -73,6 +73,7 @@ PAPER_APPS = (
                                                  "groups; runs on chain arithmetic."),
     ("dueling", "flows.riemannian_dueling.cli:app", "Comparison-only minimisation on a manifold (RDNGD, RDFW)."),
     ("ncrs", "flows.ncrs.cli:app", "Comparison-only random search on R^d (NCRS)."),
+    ("balora", "flows.balora.cli:app", "Balanced LoRA (BaLoRA) vs LoRA fine-tuning of your saved tiny LM on your text."),
 )
 
 

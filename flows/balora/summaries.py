@@ -1,0 +1,79 @@
+"""Summaries of the three testbeds for the claims and plots (medians over inits, means over seeds)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .params import Params
+
+C1_FROM_STEP = 30  # C1 compares the median curves from this step on (spec §6.4)
+ROBUST_WITHIN = 0.02  # the robustness view: grid points within 2% of the method's best final eval loss
+
+
+def best_points(runs: list[dict]) -> dict[str, tuple[float, float]]:
+    """method -> (lr, scale) of its lowest final eval loss over the seed-0 grid (ties: the first of the grid)."""
+    best = {}
+    for run in runs:
+        if run.get("seed_index", 0) == 0 and math.isfinite(run["final_eval"]):
+            if run["method"] not in best or run["final_eval"] < best[run["method"]][0]:
+                best[run["method"]] = (run["final_eval"], run["lr"], run["scale"])
+    return {m: (lr, scale) for m, (_, lr, scale) in best.items()}
+
+
+def summarize_synthetic(runs: list[dict]) -> dict:
+    out = {}
+    for optimizer in dict.fromkeys(r["optimizer"] for r in runs):
+        for method in dict.fromkeys(r["method"] for r in runs):
+            mine = [r for r in runs if r["optimizer"] == optimizer and r["method"] == method]
+            curves = np.array([r["excess"] for r in mine])
+            out[f"{optimizer}.{method}"] = {"median_curve": np.median(curves, 0).tolist(),
+                                            "final_median": float(np.median(curves[:, -1])),
+                                            "lrs": [r["lr"] for r in mine]}
+    return out
+
+
+def summarize_conditioning(conditioning: dict) -> dict:
+    out = {"kappa_closed_form": conditioning["kappa_closed_form"]}
+    for method in ("lora", "balora"):
+        rows = [r for r in conditioning["rows"] if r["method"] == method]
+        out[method] = {"kappa": [r["kappa"] for r in rows], "kappa_median": float(np.median([r["kappa"] for r in rows])),
+                       "gap_over_A_sq_max": max(r["gap"] / r["A_norm_sq"] for r in rows),
+                       "excess_median": float(np.median([r["excess"] for r in rows]))}
+    return out
+
+
+def summarize_finetuning(params: Params, runs: list[dict]) -> dict:
+    best = best_points(runs)
+    out = {}
+    for method in params.finetune.methods:
+        at_best = [r for r in runs if r["method"] == method and (r["lr"], r["scale"]) == best[method]]
+        steps = [s for s, _ in at_best[0]["evals"]]
+        complete = [r for r in at_best if len(r["evals"]) == len(steps)]
+        curve = np.mean([[v for _, v in r["evals"]] for r in complete], axis=0)
+        grid = [r for r in runs if r["method"] == method and r["seed_index"] == 0]
+        best_value = min(r["final_eval"] for r in grid)
+        out[method] = {"lr": best[method][0], "scale": best[method][1], "seeds": len(at_best),
+                       "final_mean": float(np.mean([r["final_eval"] for r in at_best])),
+                       "steps": steps, "mean_curve": curve.tolist(),
+                       "median_step_s": float(np.median([t for r in runs if r["method"] == method
+                                                         for t in r["step_times"]])),
+                       "robust_fraction": float(np.mean([r["final_eval"] <= (1 + ROBUST_WITHIN) * best_value
+                                                         for r in grid])),
+                       "grid": [{"lr": r["lr"], "scale": r["scale"], "final_eval": r["final_eval"]} for r in grid]}
+    return out
+
+
+def steps_to_reach(steps: list[int], curve: list[float], target: float) -> int | None:
+    """The first evaluated step whose loss is <= target (None if never)."""
+    return next((s for s, v in zip(steps, curve) if v <= target), None)
+
+
+def summarize(params: Params, synthetic: list[dict], conditioning: dict, finetuning: list[dict], timing: dict) -> dict:
+    A, B, C = summarize_synthetic(synthetic), summarize_conditioning(conditioning), summarize_finetuning(params, finetuning)
+    flat = {f"A.{key}.final_median": row["final_median"] for key, row in A.items()}
+    flat |= {f"B.{m}.kappa_median": B[m]["kappa_median"] for m in ("lora", "balora")}
+    flat |= {f"C.{m}.{field}": row[field] for m, row in C.items()
+             for field in ("final_mean", "median_step_s", "robust_fraction", "lr", "scale")}
+    flat |= {"C.step_ratio_alternating": timing["ratio"]}
+    return {"A": A, "B": B, "C": C, "timing": timing, "flat": flat, "c1_from_step": C1_FROM_STEP}
