@@ -1,5 +1,5 @@
 """`python -m benchmarks` (or `make benchmark`): every benchmark, JSON under benchmarks/results/."""
-from . import ci_budget, cli_startup, ddsvm, fedcdwa, lambda_grpo_step, lbm_speed, metadistill, mip_early_stop, neural_qaoa2, optimizer_steps, orchestration, se3_sync_speed, unidrag_surrogate
+from . import ci_budget, cli_startup, ddsvm, fedcdwa, lambda_grpo_step, lbm_speed, metadistill, minedraft_decode, mip_early_stop, neural_qaoa2, optimizer_steps, orchestration, se3_sync_speed, unidrag_surrogate
 
 if __name__ == "__main__":
     se3_sync_speed.main()
@@ -12,6 +12,7 @@ if __name__ == "__main__":
     metadistill.main()
     fedcdwa.main()
     lambda_grpo_step.main()
+    minedraft_decode.main()
     orchestration.main()
     cli_startup.main()
     ci_budget.main([])
