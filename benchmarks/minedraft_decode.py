@@ -28,7 +28,7 @@ from tasks.lm.speculative import decode
 from .common import ROOT, write_result
 
 BATCHES, KS = (4, 8, 16), (1, 2, 4)
-PROMPTS, PROMPT_LEN, MAX_NEW, HF_PROMPTS = 16, 64, 24, 4
+PROMPTS, PROMPT_LEN, MAX_NEW, HF_PROMPTS = 16, 64, 16, 4
 
 
 def models(folder: Path) -> tuple[Path, Path, str]:
