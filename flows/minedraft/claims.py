@@ -18,21 +18,23 @@ VSR_POINTS = 2.0
 
 
 def summarize(runs: list[dict]) -> dict:
-    """(config, k) -> medians over repeats of throughput and latency, and the pooled draft counters."""
+    """(config, k) -> throughput and latency of the median wall time over repeats (one wall time gives both, so they
+    stay consistent), busy times and overlap (PSD: two workers), and the pooled draft counters."""
     out = {}
     for key in sorted({(r["config"], r["k"]) for r in runs}):
         mine = [r for r in runs if (r["config"], r["k"]) == key]
         drafted, accepted = sum(r["drafted"] for r in mine), sum(r["accepted"] for r in mine)
-        walls = [r["wall_s"] for r in mine]
+        wall = statistics.median(r["wall_s"] for r in mine)
         busy_d, busy_v = statistics.median(r["busy_draft_s"] for r in mine), statistics.median(r["busy_verify_s"] for r in mine)
-        wall = statistics.median(walls)
-        out[key] = {"config": key[0], "k": key[1], "throughput": statistics.median(r["throughput"] for r in mine),
-                    "latency_s": statistics.median(r["latency_s"] for r in mine), "wall_s": wall, "repeats": len(mine),
-                    "vsr": 100 * accepted / drafted if drafted else None,
+        two_workers = key[0] == "PSD-2c"
+        out[key] = {"config": key[0], "k": key[1], "throughput": mine[0]["tokens"] / wall,
+                    "latency_s": wall / round(mine[0]["wall_s"] / mine[0]["latency_s"]),  # wall / requests
+                    "wall_s": wall, "repeats": len(mine), "vsr": 100 * accepted / drafted if drafted else None,
                     "tokens_per_verification": sum(r["tokens"] for r in mine) / sum(r["verifications"] for r in mine),
                     "busy_draft_s": busy_d, "busy_verify_s": busy_v,
-                    "overlap_fraction": (busy_d + busy_v - wall) / min(busy_d, busy_v) if min(busy_d, busy_v) > 0 else None,
-                    "idle_draft": 1 - busy_d / wall, "idle_verify": 1 - busy_v / wall,
+                    "overlap_fraction": (busy_d + busy_v - wall) / min(busy_d, busy_v) if two_workers else None,
+                    "idle_draft": 1 - busy_d / wall if two_workers else None,
+                    "idle_verify": 1 - busy_v / wall if two_workers else None,
                     "load_average": float(np.mean([r["load_before"] for r in mine] + [r["load_after"] for r in mine]))}
     return out
 
