@@ -88,7 +88,7 @@ def main() -> None:
 
     ratios = {f"B{b}.k{k}": {"psd_2c_over_sd_1c": thr("PSD-2c", b, k) / thr("SD-1c", b, k),
                              "psd_2c_over_sd_2c": thr("PSD-2c", b, k) / thr("SD-2c", b, k),
-                             "sd_1c_over_ar_1c": thr("SD-1c", b, k) / thr("AR-1c", b, KS[0])}
+                             "sd_1c_over_ar_1c": thr("SD-1c", b, k) / thr("AR-1c", b, 0)}
               for b in BATCHES for k in KS}
     path = write_result("minedraft_decode", {"models": source, "prompts": PROMPTS, "max_new": MAX_NEW,
                                              "batches": list(BATCHES), "ks": list(KS), "runs": rows,

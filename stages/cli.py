@@ -68,7 +68,8 @@ PAPER_APPS = (
                                          "and its baselines."),
     ("lambda-grpo", "flows.lambda_grpo.cli:app", "GRPO vs lambda-GRPO: process sets and token weights of your own "
                                                  "groups; runs on chain arithmetic."),
-    ("minedraft", "flows.minedraft.cli:app", "AR, speculative and batch-parallel speculative decoding of your prompts."),
+    ("minedraft", "flows.minedraft.cli:app", "MineDraft: AR, speculative and batch-parallel speculative decoding of "
+                                             "your own prompts."),
 )
 
 
