@@ -74,6 +74,8 @@ PAPER_APPS = (
     ("dueling", "flows.riemannian_dueling.cli:app", "Comparison-only minimisation on a manifold (RDNGD, RDFW)."),
     ("ncrs", "flows.ncrs.cli:app", "Comparison-only random search on R^d (NCRS)."),
     ("balora", "flows.balora.cli:app", "Balanced LoRA (BaLoRA) vs LoRA fine-tuning of your saved tiny LM on your text."),
+    ("minedraft", "flows.minedraft.cli:app", "MineDraft: AR, speculative and batch-parallel speculative decoding of "
+                                             "your own prompts."),
 )
 
 

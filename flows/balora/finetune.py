@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from tasks.lm.corpus import windows
-from tasks.lm.pretrain import eval_loss, window_loss
+from tasks.lm.pretrain import eval_loss, next_token_nll
 from tasks.lowrank.peft_lora import balance_lora_
 
 METHODS = {"lora": None, "balora": "svd", "balora_aligned": "aligned"}
@@ -58,7 +58,7 @@ def finetune(base, train_ids: torch.Tensor, val_windows: torch.Tensor, setting: 
     for step in range(1, setting.steps + 1):
         batch = windows(train_ids, setting.context, setting.batch, generator)
         started = time.perf_counter()
-        loss = window_loss(model, batch)
+        loss = next_token_nll(model, batch)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()

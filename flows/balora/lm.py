@@ -9,7 +9,7 @@ import torch
 
 from tasks.lm.corpus import CHAR_VOCAB
 from tasks.lm.model import TinyLMConfig, build_model, load_model, save_model
-from tasks.lm.pretrain import fixed_windows, pretrain
+from tasks.lm.pretrain import PretrainSetting, fixed_windows, pretrain
 
 from .finetune import FinetuneSetting, finetune
 from .params import Params
@@ -23,7 +23,8 @@ def train_base(params: Params, generated: Path, out: Path, seed: int) -> list[fl
     config = TinyLMConfig(d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads, context=m.context)
     model = build_model(config, CHAR_VOCAB, seed)
     p = params.pretrain
-    losses = pretrain(model, load_ids(generated, "pretrain"), m.context, p.batch, p.steps, p.lr, seed)
+    setting = PretrainSetting(p.steps, p.batch, p.lr, cosine=False)
+    losses = pretrain(model, load_ids(generated, "pretrain"), setting, m.context, seed)
     save_model(model, out, CHAR_VOCAB, config)
     return losses
 

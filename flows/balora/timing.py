@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from tasks.lm.corpus import windows
-from tasks.lm.pretrain import window_loss
+from tasks.lm.pretrain import next_token_nll
 from tasks.lowrank.peft_lora import balance_lora_
 
 from .finetune import lora_model
@@ -31,7 +31,7 @@ def alternating_step_times(base, ids: torch.Tensor, rank: int, steps: int, batch
         batch_ids = windows(ids, context, batch, generator).to(device)
         for method in (("lora", "balora") if step % 2 else ("balora", "lora")):
             started = time.perf_counter()
-            loss = window_loss(models[method], batch_ids)
+            loss = next_token_nll(models[method], batch_ids)
             optimizers[method].zero_grad(set_to_none=True)
             loss.backward()
             optimizers[method].step()

@@ -1,29 +1,60 @@
-"""Causal-LM training on a stream of token ids (random windows), and the mean loss on fixed windows.
+"""Causal-LM training on a stream of token ids (random windows, next-token loss) and its evaluation.
 
 sft.py trains on (prompt, completion) pairs; this is the plain next-token objective on a corpus, for pre-training
-a tiny base model and for fine-tuning it on other text.
+a tiny base model (MineDraft's target and drafter, BaLoRA's base) and for fine-tuning it on other text.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import torch
+import torch.nn.functional as F
 
 from .corpus import windows
 
 
-def window_loss(model, batch: torch.Tensor) -> torch.Tensor:
-    """Mean next-token cross-entropy of the windows [n, context] (every position predicts the next id)."""
-    logits = model(input_ids=batch).logits[:, :-1]
-    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
+@dataclass(frozen=True)
+class PretrainSetting:
+    steps: int
+    batch: int
+    lr: float = 3e-3
+    weight_decay: float = 0.01
+    cosine: bool = True  # learning rate on a cosine from lr to 0; else constant
+
+
+def next_token_nll(model, batch: torch.Tensor) -> torch.Tensor:
+    """Mean next-token negative log-likelihood (nats per token) of [batch, T] ids."""
+    logits = model(input_ids=batch[:, :-1]).logits
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
+
+
+def pretrain(model, ids: torch.Tensor, setting: PretrainSetting, context: int, seed: int) -> list[float]:
+    """AdamW on `setting.batch` random windows of `context` ids per step (drawn from `seed` alone); returns every
+    step's loss."""
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=setting.lr, weight_decay=setting.weight_decay)
+    schedule = (torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 0.5 * (1 + math.cos(math.pi * step / setting.steps)))
+                if setting.cosine else None)
+    model.train()
+    losses = []
+    for _ in range(setting.steps):
+        loss = next_token_nll(model, windows(ids, context, setting.batch, generator))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if schedule is not None:
+            schedule.step()
+        losses.append(loss.item())
+    model.eval()
+    return losses
 
 
 @torch.no_grad()
-def eval_loss(model, batch: torch.Tensor, chunk: int = 32) -> float:
-    """window_loss over fixed windows, in chunks (eval mode, no grad); the model's mode is restored."""
-    was_training = model.training
-    model.eval()
-    total = sum(window_loss(model, part).item() * len(part) for part in batch.split(chunk))
-    model.train(was_training)
-    return total / len(batch)
+def evaluate_nll(model, ids: torch.Tensor, context: int, batches: int, batch: int, seed: int) -> float:
+    """Mean next-token loss over `batches` random windows (a fixed draw from `seed`)."""
+    generator = torch.Generator().manual_seed(seed)
+    return float(sum(next_token_nll(model, windows(ids, context, batch, generator)) for _ in range(batches)) / batches)
 
 
 def fixed_windows(ids: torch.Tensor, context: int, count: int, seed: int) -> torch.Tensor:
@@ -31,18 +62,11 @@ def fixed_windows(ids: torch.Tensor, context: int, count: int, seed: int) -> tor
     return windows(ids, context, count, torch.Generator().manual_seed(seed))
 
 
-def pretrain(model, ids: torch.Tensor, context: int, batch: int, steps: int, lr: float, seed: int,
-             weight_decay: float = 0.01) -> list[float]:
-    """AdamW on `steps` batches of random windows (drawn from `seed` alone); the loss of every step."""
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    model.train()
-    losses = []
-    for _ in range(steps):
-        loss = window_loss(model, windows(ids, context, batch, generator))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+@torch.no_grad()
+def eval_loss(model, batch: torch.Tensor, chunk: int = 32) -> float:
+    """next_token_nll over fixed windows, in chunks (eval mode, no grad); the model's mode is restored."""
+    was_training = model.training
     model.eval()
-    return losses
+    total = sum(next_token_nll(model, part).item() * len(part) for part in batch.split(chunk))
+    model.train(was_training)
+    return total / len(batch)

@@ -1,0 +1,194 @@
+"""MineDraft: batch-parallel speculative decoding (Tang et al., ICML 2026), a CPU reproduction.
+
+Stages: generate (stdlib character corpus, benchmark prompts), train (tiny GPT-2 target and drafter, tasks.lm),
+calibrate (CPU topology, the parallel-efficiency probe, per-stage costs c_d, c_v and overheads in pinned workers),
+solve (AR-1c, SD-1c, PSD-2c, SD-2c per k and repeat at temperature 1, plus greedy runs), evaluate (C1-C3, plots).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+from prefect import flow
+
+from flows.runtime import task_runner
+from tasks.core.claims import claims_document, headline_metrics
+from tasks.core.device import single_torch_thread
+from tasks.core.io import write_json
+from tasks.core.seeding import derive_seed
+from tasks.core.stage import StageContext, StageReport
+from tasks.lm.corpus import CHAR_VOCAB, stdlib_corpus
+from tasks.lm.model import TinyLMConfig, build_model, load_model, num_parameters, save_model
+from tasks.lm.pretrain import PretrainSetting, evaluate_nll, pretrain
+
+from . import calibrate as calib
+from . import plots
+from .claims import claims as paper_claims, sampler_check, summarize
+from .params import Params
+from .prompts import line_windows
+from .runs import CONFIGS, Workers, run_config, warm_up
+
+PAPER = "minedraft"
+DATA = Path("data") / PAPER
+
+
+# ---------------------------------------------------------------- generate
+
+@flow(name="minedraft-generate", task_runner=task_runner())
+def generate(params: Params, context: StageContext) -> StageReport:
+    folder = context.out(str(DATA / "generate"))
+    folder.mkdir(parents=True)
+    corpus = stdlib_corpus(params.corpus_chars)
+    torch.save({"train": corpus.train, "val": corpus.val}, folder / "corpus.pt")
+    prompts = line_windows(corpus.val, params.prompts, params.prompt_len)
+    longer = line_windows(corpus.val, params.batch, params.prompt_len + params.max_new // 2)
+    write_json(folder / "prompts.json", {"prompts": prompts, "calibration_contexts": longer})
+    write_json(folder / "manifest.json", corpus.manifest())
+    return StageReport(metrics={"corpus_chars": corpus.n_chars, "train_chars": len(corpus.train),
+                                "val_chars": len(corpus.val), "prompts": len(prompts)})
+
+
+# ---------------------------------------------------------------- train
+
+@torch.no_grad()
+def agreement(target, drafter, ids: torch.Tensor, context: int, seed: int) -> dict:
+    """Drafter vs target on validation windows: alpha = E sum_x min(p, q) (sampled acceptance at temperature 1) and
+    the rate at which their argmaxes agree (greedy acceptance)."""
+    generator = torch.Generator().manual_seed(seed)
+    starts = torch.randint(0, len(ids) - context, (16,), generator=generator)
+    batch = ids[starts[:, None] + torch.arange(context)]
+    p, q = torch.softmax(target(input_ids=batch).logits, -1), torch.softmax(drafter(input_ids=batch).logits, -1)
+    return {"alpha_sampled": float(torch.minimum(p, q).sum(-1).mean()),
+            "alpha_greedy": float((p.argmax(-1) == q.argmax(-1)).float().mean())}
+
+
+@flow(name="minedraft-train", task_runner=task_runner())
+def train(params: Params, context: StageContext) -> StageReport:
+    single_torch_thread()
+    corpus = torch.load(context.data(str(DATA / "generate" / "corpus.pt")))
+    folder = context.out(str(DATA / "train"))
+    folder.mkdir(parents=True)
+    setting = PretrainSetting(params.train.steps, params.train.batch, params.train.lr)
+    models, metrics, curves = {}, {}, {}
+    for name in ("target", "drafter"):
+        config = TinyLMConfig(**getattr(params, name).model_dump())
+        model = build_model(config, CHAR_VOCAB, derive_seed(params.seed, name, "init"))
+        losses = pretrain(model, corpus["train"], setting, config.context, derive_seed(params.seed, name, "batches"))
+        save_model(model, folder / name, CHAR_VOCAB, config)
+        models[name] = model
+        curves[f"{name}.train_loss"] = losses
+        metrics |= {f"{name}.params": num_parameters(model), f"{name}.train_loss": float(np.mean(losses[-10:])),
+                    f"{name}.val_nll": evaluate_nll(model, corpus["val"], config.context, 4, 16, params.seed)}
+    metrics |= {f"drafter.{key}": value for key, value in
+                agreement(models["target"], models["drafter"], corpus["val"], params.target.context, params.seed).items()}
+    write_json(folder / "train.json", metrics)
+    return StageReport(metrics=metrics, curves=curves)
+
+
+# ---------------------------------------------------------------- calibrate
+
+@flow(name="minedraft-calibrate", task_runner=task_runner())
+def calibrate(params: Params, context: StageContext) -> StageReport:
+    models, folder = context.data(str(DATA / "train")), context.out(str(DATA / "calibrate"))
+    folder.mkdir(parents=True)
+    contexts = json.loads(context.data(str(DATA / "generate" / "prompts.json")).read_text())["calibration_contexts"]
+    half = params.batch // 2
+    with calib.Worker([0], 1, str(models / "target"), str(models / "drafter")) as core0, \
+            calib.Worker([1], 1) as core1:
+        probe = calib.parallel_efficiency([core0, core1], params.probe.size, params.probe.repeats)
+        costs = calib.stage_costs(core0, contexts, [half, params.batch], params.ks, params.calibrate_repeats)
+        vocab = CHAR_VOCAB.size
+        ipc = {b: {k: calib.round_trip(core0, ([[0] * k] * b, np.zeros((b, k, vocab))), 2 * params.calibrate_repeats)
+                   for k in params.ks} for b in (half, params.batch)}
+    record = {"topology": calib.cpu_topology(), "probe": probe, "batches": [half, params.batch],
+              "costs": costs, "round_trip_s": ipc}
+    write_json(folder / "stage_times.json", record)
+    metrics = {"probe.efficiency": probe["efficiency"], "load_average": record["topology"]["load_average"][0]}
+    for b in (half, params.batch):
+        for k in params.ks:
+            metrics |= {f"b{b}.k{k}.{key}": value for key, value in costs[b][k].items()}
+    return StageReport(metrics=metrics)
+
+
+# ---------------------------------------------------------------- solve
+
+@flow(name="minedraft-solve", task_runner=task_runner())
+def solve(params: Params, context: StageContext) -> StageReport:
+    models, folder = context.data(str(DATA / "train")), context.out(str(DATA / "solve"))
+    folder.mkdir(parents=True)
+    prompts = json.loads(context.data(str(DATA / "generate" / "prompts.json")).read_text())["prompts"]
+    base = dict(max_new=params.max_new, batch=params.batch)
+    runs, greedy = [], []
+    workers = Workers.start(str(models / "target"), str(models / "drafter"))
+    try:
+        warm_up(workers, prompts, params.ks[0], params.temperature)
+        for rep in range(params.repeats):
+            seed = derive_seed(params.seed, "decode", rep)
+            order = [CONFIGS[(i + rep) % len(CONFIGS)] for i in range(len(CONFIGS))]  # spread the load drift
+            for config in order:
+                for k in ([params.ks[0]] if config == "AR-1c" else params.ks):
+                    runs.append(run_config(workers, config, prompts, k=k, temperature=params.temperature,
+                                           seed=seed, **base) | {"repeat": rep})
+        seed = derive_seed(params.seed, "decode", "greedy")
+        greedy.append(run_config(workers, "AR-1c", prompts, k=1, temperature=0.0, seed=seed, **base))
+        for k in params.ks:
+            for config in ("SD-1c", "PSD-2c"):
+                greedy.append(run_config(workers, config, prompts, k=k, temperature=0.0, seed=seed, **base))
+        info = workers.info()
+    finally:
+        workers.close()
+    write_json(folder / "runs.json", {"runs": runs, "workers": info, "prompts": len(prompts)})
+    write_json(folder / "greedy.json", {"runs": greedy, "near_ties": near_ties(models / "target", prompts, greedy)})
+    summary = summarize(runs)
+    return StageReport(metrics={f"{c}.k{k}.{m}": row[m] for (c, k), row in summary.items()
+                                for m in ("throughput", "latency_s", "vsr")}
+                       | {"load_average": os.getloadavg()[0]})
+
+
+def near_ties(target_folder: Path, prompts: list[list[int]], greedy: list[dict]) -> list[dict]:
+    """Every greedy SD/PSD output that differs from AR's: where, and the target's top-2 logit gap there (on AR's
+    context), so C1 can tell a near-tie from an error."""
+    ar = greedy[0]["outputs"]
+    target = None
+    found = []
+    for run in greedy[1:]:
+        for i, (mine, ref) in enumerate(zip(run["outputs"], ar)):
+            if mine == ref:
+                continue
+            if target is None:
+                target = load_model(target_folder)[0]
+            at = next(j for j, (a, b) in enumerate(zip(mine, ref)) if a != b)
+            with torch.no_grad():
+                logits = target(input_ids=torch.tensor([prompts[i] + ref[:at]])).logits[0, -1]
+            top = torch.topk(logits, 2).values
+            found.append({"config": run["config"], "k": run["k"], "request": i, "position": at,
+                          "top2_gap": float(top[0] - top[1])})
+    return found
+
+
+# ---------------------------------------------------------------- evaluate
+
+@flow(name="minedraft-evaluate", task_runner=task_runner())
+def evaluate(params: Params, context: StageContext) -> StageReport:
+    runs = json.loads(context.data(str(DATA / "solve" / "runs.json")).read_text())["runs"]
+    greedy = json.loads(context.data(str(DATA / "solve" / "greedy.json")).read_text())
+    stage_times = json.loads(context.data(str(DATA / "calibrate" / "stage_times.json")).read_text())
+    sampler = sampler_check(params.sampler_draws, derive_seed(params.seed, "sampler"))
+    claims, tables = paper_claims(runs, greedy, stage_times, sampler, params)
+    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
+    write_json(context.out(str(DATA / "metrics.json")),
+               headline_metrics(claims, probe_efficiency=stage_times["probe"]["efficiency"],
+                                load_average=tables["load_average"]))
+    write_json(context.out(str(DATA / "summary.json")), tables)
+    folder = context.out(str(DATA / "plots"))
+    plots.by_k(tables["summary"], "throughput", "tokens / s", folder / "throughput.png")
+    plots.by_k(tables["summary"], "latency_s", "decode wall / request (s)", folder / "latency.png")
+    plots.speedup(tables["model"], folder / "speedup_model.png")
+    return StageReport(metrics={k: v for k, v in tables["flat"].items()},
+                       tags={f"claim.{c.id}": str(c.passed) for c in claims})
+
+
+STAGES = {"generate": generate, "train": train, "calibrate": calibrate, "solve": solve, "evaluate": evaluate}

@@ -1,0 +1,190 @@
+"""A decoding worker process pinned to its own core(s): the drafter's or the target's device in PSD, or a whole SD/AR
+decoder. Started with `python -m flows.minedraft.worker`; commands and replies are pickled frames on its
+stdin/stdout (stray prints go to stderr). Processes, not threads: Python-level work would serialise on the GIL.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def serve() -> None:
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything printed by libraries goes to stderr, never into the reply stream
+    requests = os.fdopen(os.dup(0), "rb")
+    state: dict = {}
+    while True:
+        try:
+            command, args = pickle.load(requests)
+        except EOFError:
+            return
+        if command == "exit":
+            return
+        try:
+            reply = ("ok", HANDLERS[command](state, **args))
+        except Exception as error:  # the orchestrator re-raises it with the worker's message
+            reply = ("error", f"{type(error).__name__}: {error}")
+        pickle.dump(reply, replies)
+        replies.flush()
+
+
+def setup(state: dict, cores: list[int], threads: int, target: str | None = None, drafter: str | None = None) -> dict:
+    from tasks.lm.model import load_model
+
+    state["target"] = load_model(target)[0] if target else None
+    state["drafter"] = load_model(drafter)[0] if drafter else None
+    return pin(state, cores, threads)
+
+
+def pin(state: dict, cores: list[int], threads: int) -> dict:
+    """Move this worker to `cores` with `threads` intra-op threads (SD-2c reuses the one-core worker this way)."""
+    import torch
+
+    os.sched_setaffinity(0, set(cores))
+    torch.set_num_threads(threads)
+    return {"pid": os.getpid(), "cores": sorted(os.sched_getaffinity(0)), "threads": torch.get_num_threads()}
+
+
+def reset(state: dict, seed: int) -> None:
+    from tasks.lm.speculative import ACCEPT_STREAM, DRAFT_STREAM, Streams
+
+    state["draft_rngs"], state["accept_rngs"] = Streams(seed, DRAFT_STREAM), Streams(seed, ACCEPT_STREAM)
+    state["busy"] = 0.0
+
+
+def draft(state: dict, contexts, rids, k: int, temperature: float):
+    from tasks.lm.speculative import draft_tokens
+
+    t0 = time.perf_counter()
+    out = draft_tokens(state["drafter"], contexts, k, temperature, state["draft_rngs"](rids))
+    state["busy"] += time.perf_counter() - t0
+    return out
+
+
+def verify(state: dict, contexts, rids, drafts, q, temperature: float):
+    from tasks.lm.speculative import verify_and_accept
+
+    t0 = time.perf_counter()
+    out = verify_and_accept(state["target"], contexts, drafts, q, temperature, state["accept_rngs"](rids))
+    state["busy"] += time.perf_counter() - t0
+    return out
+
+
+def busy(state: dict) -> float:
+    return state["busy"]
+
+
+def decode(state: dict, prompts, max_new: int, k: int, temperature: float, batch: int, seed: int, method: str) -> dict:
+    """A whole AR or SD run inside this worker; the wall time covers the decode loop only."""
+    from tasks.lm.speculative import decode as run
+
+    drafter = state["drafter"] if method == "sd" else None
+    return run(state["target"], drafter, prompts, max_new=max_new, k=k if method == "sd" else 0,
+               temperature=temperature, batch=batch, seed=seed).as_dict()
+
+
+def matmul(state: dict, size: int, repeats: int) -> float:
+    """Seconds for a fixed matmul workload (the parallel-efficiency probe)."""
+    import torch
+
+    a = torch.randn(size, size, generator=torch.Generator().manual_seed(0))
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        a = torch.tanh(a @ a / size)
+    return time.perf_counter() - t0
+
+
+def stage_times(state: dict, contexts, k: int, repeats: int) -> dict:
+    """Median seconds of one drafter forward (c_d) and one target forward over k + 1 more positions (c_v) on these
+    contexts, and of the rejection sampler on them (the per-step accept overhead)."""
+    import numpy as np
+
+    from tasks.lm.speculative import last_logits, probabilities, accept_sampled, request_rng
+
+    def median(fn):
+        fn()
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return float(np.median(times))
+
+    longer = [c + c[-k - 1:] for c in contexts]
+    p = probabilities(last_logits(state["target"], longer, k + 1), 1.0)
+    q = probabilities(last_logits(state["drafter"], longer, k), 1.0)
+    rng = request_rng(0, 0, 0)
+    drafts = [[int(np.argmax(qi[j])) for j in range(k)] for qi in q]
+    return {"c_d": median(lambda: last_logits(state["drafter"], contexts, 1)),
+            "c_v": median(lambda: last_logits(state["target"], longer, k + 1)),
+            "accept": median(lambda: [accept_sampled(p[i], q[i], drafts[i], rng) for i in range(len(contexts))])}
+
+
+def ping(state: dict, payload=None):
+    return payload
+
+
+HANDLERS = {"setup": setup, "pin": pin, "reset": reset, "draft": draft, "verify": verify, "busy": busy, "decode": decode,
+            "matmul": matmul, "stage_times": stage_times, "ping": ping}
+
+
+class Worker:
+    """The orchestrator's handle on one worker process: `call` waits for the reply, `send`/`receive` overlap work.
+    Start-up (imports, model loading) runs while the caller goes on; the first `receive` waits for it."""
+
+    def __init__(self, cores: list[int], threads: int, target: str | None = None, drafter: str | None = None):
+        root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
+                   PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+        self.process = subprocess.Popen([sys.executable, "-m", "flows.minedraft.worker"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, env=env, cwd=root)
+        self.info = None
+        self.send("setup", cores=cores, threads=threads, target=target, drafter=drafter)
+
+    def send(self, command: str, **args) -> None:
+        if self.info is None and command != "setup":
+            self.ready()
+        pickle.dump((command, args), self.process.stdin)
+        self.process.stdin.flush()
+
+    def ready(self) -> dict:
+        if self.info is None:
+            self.info = self._reply()
+        return self.info
+
+    def receive(self):
+        self.ready()
+        return self._reply()
+
+    def _reply(self):
+        try:
+            status, value = pickle.load(self.process.stdout)
+        except EOFError:
+            raise RuntimeError(f"worker {self.process.pid} exited (code {self.process.wait()})") from None
+        if status == "error":
+            raise RuntimeError(f"worker {self.process.pid}: {value}")
+        return value
+
+    def call(self, command: str, **args):
+        self.send(command, **args)
+        return self.receive()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.send("exit")
+            self.process.stdin.close()
+            self.process.wait(timeout=30)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,81 @@
+"""PSD over two pinned worker processes (spec minedraft §10 tests 4-7): same outputs as AR / SD, the schedule
+invariant, balanced halves, determinism; the timing model; the sampler check of C1."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from flows.minedraft.claims import sampler_check
+from flows.minedraft.psd import decode_psd
+from flows.minedraft.timing_model import predicted_speedup
+from flows.minedraft.worker import Worker
+from tasks.lm.corpus import CHAR_VOCAB
+from tasks.lm.model import TinyLMConfig, build_model, save_model
+from tasks.lm.speculative import decode, request_rng
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    torch.set_num_threads(1)
+    folder = tmp_path_factory.mktemp("minedraft_models")
+    models = {}
+    for name, config, seed in (("target", TinyLMConfig(64, 2, 4, 64), 21), ("drafter", TinyLMConfig(32, 1, 2, 64), 22)):
+        model = build_model(config, CHAR_VOCAB, seed)
+        with torch.no_grad():
+            model.lm_head.weight.mul_(10.0)  # sharper than init: greedy without near-ties, sampling still random
+        save_model(model, folder / name, CHAR_VOCAB, config)
+        models[name] = model
+    prompts = [request_rng(1, i, 9).integers(0, 97, size=8 + 5 * (i % 4)).tolist() for i in range(9)]  # unequal
+    drafter, target = Worker([1], 1, drafter=str(folder / "drafter")), Worker([0], 1, target=str(folder / "target"))
+    yield models, prompts, drafter, target
+    drafter.close()
+    target.close()
+
+
+@pytest.mark.slow  # six PSD runs and three in-process decodes
+def test_psd_greedy_and_sampled_equal_in_process_decoding(setup):
+    models, prompts, drafter, target = setup
+    kwargs = dict(max_new=9, batch=4, seed=3)
+    ar = decode(models["target"], None, prompts, k=0, temperature=0, **kwargs)
+    assert decode_psd(drafter, target, prompts, k=3, temperature=0, **kwargs).outputs == ar.outputs
+    # k = 0: AR decoding in two alternating halves (test 4)
+    ar_sampled = decode(models["target"], None, prompts, k=0, temperature=1.0, **kwargs)
+    assert decode_psd(drafter, target, prompts, k=0, temperature=1.0, **kwargs).outputs == ar_sampled.outputs
+    # the per-request streams: PSD and SD draw the same numbers per request (test 7: and repeat exactly)
+    sd = decode(models["target"], models["drafter"], prompts, k=2, temperature=1.0, **kwargs)
+    psd = [decode_psd(drafter, target, prompts, k=2, temperature=1.0, **kwargs) for _ in range(2)]
+    assert psd[0].outputs == psd[1].outputs == sd.outputs
+    assert psd[0].accepted == sd.accepted and psd[0].drafted == sd.drafted
+    assert all(len(o) == 9 for o in psd[0].outputs)
+
+
+def test_schedule_invariant_and_balanced_halves(setup):
+    _, prompts, drafter, target = setup
+    events = []
+    decode_psd(drafter, target, prompts, max_new=7, k=2, temperature=1.0, batch=4, seed=0, events=events)
+    waiting = {0: False, 1: False}
+    overlapped = 0
+    for i, (kind, half, h0, h1, queued) in enumerate(events):
+        if kind == "verify":
+            waiting[half] = True
+        elif kind == "applied":
+            waiting[half] = False
+        else:  # a half is drafted only after its previous verification was applied (test 5)
+            assert not waiting[half], events[:i + 1]
+            overlapped += waiting[1 - half]
+        if queued and kind != "applied":  # test 6, while the queue is non-empty
+            assert abs(h0 - h1) <= 1, events[i]
+    assert overlapped > 0  # drafts did run while the other half was being verified
+
+
+def test_timing_model_limits():
+    # linear costs, k c_d = c_v, no overhead: S = 2; batch-independent costs: S = 1
+    assert predicted_speedup(2, 1.0, 2.0, 0.0, 0.5, 1.0, 0.0) == pytest.approx(2.0)
+    assert predicted_speedup(2, 1.0, 2.0, 0.0, 1.0, 2.0, 0.0) == pytest.approx(1.0)
+    assert predicted_speedup(1, 1.0, 2.0, 0.0, 0.5, 1.0, 0.0, tokens_ratio=0.5) == pytest.approx(0.75)
+
+
+def test_sampler_check_is_exact_and_deterministic():
+    first = sampler_check(100_000, 4)
+    assert first == sampler_check(100_000, 4)
+    assert first["tv"] < 0.01 and first["acceptance"] == pytest.approx(first["alpha"], abs=0.01)
