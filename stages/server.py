@@ -65,10 +65,15 @@ def start() -> str:
     """Start the server unless it is up; return its API URL once it answers."""
     if is_up():
         return api_url()
-    server_pid()  # clears a stale pid file, which would make `prefect server start` refuse
-    host, port = os.environ["PREFECT_SERVER_API_HOST"], os.environ["PREFECT_SERVER_API_PORT"]
-    done = _prefect("server", "start", "--background", "--host", host, "--port", port)
-    if done.returncode != 0 and not is_up():
+    # Ours still runs but answered slowly (a loaded machine): wait for it; a second `prefect server start` would
+    # replace it under the stages that use it. server_pid() also clears a stale pid file, which would make
+    # `prefect server start` refuse.
+    if server_pid() is None:
+        host, port = os.environ["PREFECT_SERVER_API_HOST"], os.environ["PREFECT_SERVER_API_PORT"]
+        done = _prefect("server", "start", "--background", "--host", host, "--port", port)
+    else:
+        done = None
+    if done is not None and done.returncode != 0 and not is_up():
         said = " | ".join(line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip())[-600:]
         raise ServerError(f"`prefect server start` failed (exit {done.returncode}): {said}")
     deadline = time.monotonic() + START_TIMEOUT_S
