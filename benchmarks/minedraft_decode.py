@@ -22,7 +22,8 @@ from flows.minedraft.prompts import line_windows
 from flows.minedraft.runs import CONFIGS, Workers, run_config, warm_up
 from tasks.lm.corpus import CHAR_VOCAB, stdlib_corpus
 from tasks.lm.model import TinyLMConfig, build_model, load_model, save_model
-from tasks.lm.pretrain import PretrainSetting, pretrain
+from tasks.lm.pretrain import pretrain
+from tasks.lm.training import TrainSetting
 from tasks.lm.speculative import decode
 
 from .common import ROOT, write_result
@@ -38,7 +39,7 @@ def models(folder: Path) -> tuple[Path, Path, str]:
     corpus = stdlib_corpus(300_000)
     for name, config, seed in (("target", TinyLMConfig(128, 4, 4, 128), 1), ("drafter", TinyLMConfig(64, 1, 2, 128), 2)):
         model = build_model(config, CHAR_VOCAB, seed)
-        pretrain(model, corpus.train, PretrainSetting(60, 16), 128, seed)
+        pretrain(model, corpus.train, TrainSetting(60, 16, cosine=True), 128, seed)
         save_model(model, folder / name, CHAR_VOCAB, config)
     return folder / "target", folder / "drafter", "trained here, 60 steps"
 

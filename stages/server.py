@@ -71,11 +71,9 @@ def start() -> str:
     if server_pid() is None:
         host, port = os.environ["PREFECT_SERVER_API_HOST"], os.environ["PREFECT_SERVER_API_PORT"]
         done = _prefect("server", "start", "--background", "--host", host, "--port", port)
-    else:
-        done = None
-    if done is not None and done.returncode != 0 and not is_up():
-        said = " | ".join(line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip())[-600:]
-        raise ServerError(f"`prefect server start` failed (exit {done.returncode}): {said}")
+        if done.returncode != 0 and not is_up():
+            said = " | ".join(line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip())[-600:]
+            raise ServerError(f"`prefect server start` failed (exit {done.returncode}): {said}")
     deadline = time.monotonic() + START_TIMEOUT_S
     while not is_up():
         if time.monotonic() > deadline:

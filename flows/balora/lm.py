@@ -9,7 +9,8 @@ import torch
 
 from tasks.lm.corpus import CHAR_VOCAB
 from tasks.lm.model import TinyLMConfig, build_model, load_model, save_model
-from tasks.lm.pretrain import PretrainSetting, fixed_windows, pretrain
+from tasks.lm.pretrain import fixed_windows, pretrain
+from tasks.lm.training import TrainSetting
 
 from .finetune import FinetuneSetting, finetune
 from .params import Params
@@ -20,10 +21,10 @@ def load_ids(folder: Path, name: str) -> torch.Tensor:
 
 def train_base(params: Params, generated: Path, out: Path, seed: int) -> list[float]:
     m = params.model
-    config = TinyLMConfig(d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads, context=m.context)
+    config = TinyLMConfig(**m.model_dump())
     model = build_model(config, CHAR_VOCAB, seed)
     p = params.pretrain
-    setting = PretrainSetting(p.steps, p.batch, p.lr, cosine=False)
+    setting = TrainSetting(p.steps, p.batch, p.lr)
     losses = pretrain(model, load_ids(generated, "pretrain"), setting, m.context, seed)
     save_model(model, out, CHAR_VOCAB, config)
     return losses

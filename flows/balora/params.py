@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from tasks.core.params import Params as BaseParams
+from tasks.lm.params import TinyLMParams
 
 Positive = Annotated[float, Field(gt=0)]
 Method = Literal["lora", "balora", "balora_aligned"]
@@ -52,13 +53,6 @@ class CorpusParams(BaseParams):
     finetune_chars: int = Field(ge=1000, le=10_000_000)
 
 
-class ModelParams(BaseParams):
-    d_model: int = Field(ge=8)
-    n_layers: int = Field(ge=1)
-    n_heads: int = Field(ge=1)
-    context: int = Field(ge=8)
-
-
 class PretrainParams(BaseParams):
     steps: int = Field(ge=1)
     batch: int = Field(ge=1)
@@ -91,7 +85,7 @@ class Params(BaseParams):
     synthetic: SyntheticParams
     conditioning: ConditioningParams
     corpus: CorpusParams
-    model: ModelParams
+    model: TinyLMParams
     pretrain: PretrainParams
     finetune: FinetuneParams
     decide_claims: bool

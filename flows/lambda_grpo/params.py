@@ -7,6 +7,7 @@ from pydantic import Field, model_validator
 
 from tasks.core.params import Params as BaseParams
 from tasks.lm.chain_arith import max_completion_length
+from tasks.lm.params import TinyLMParams
 
 Positive = Annotated[float, Field(gt=0)]
 
@@ -20,14 +21,6 @@ class TaskParams(BaseParams):
     test_size: int = Field(ge=1, le=100_000)
     sft_traces: int = Field(ge=1, le=2_000_000)
     p_err: float = Field(ge=0, lt=1)
-
-
-class ModelParams(BaseParams):
-    d_model: int = Field(ge=1)
-    n_layers: int = Field(ge=1)
-    n_heads: int = Field(ge=1)
-    context: int = Field(ge=8)
-    arch: Literal["gpt2", "llama"] = "gpt2"
 
 
 class SFTParams(BaseParams):
@@ -54,7 +47,7 @@ class Params(BaseParams):
     seed: int = Field(ge=0)
     seeds: int = Field(ge=1)
     task: TaskParams
-    model: ModelParams
+    model: TinyLMParams
     sft: SFTParams
     rl: RLParams
     c1_groups: int = Field(ge=1)

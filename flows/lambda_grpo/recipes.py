@@ -12,7 +12,8 @@ import torch
 from tasks.core.seeding import derive_seed
 from tasks.lm import chain_arith as task
 from tasks.lm.model import TinyLMConfig, build_model, load_model, num_parameters, save_model
-from tasks.lm.sft import SFTSetting, train_sft
+from tasks.lm.sft import train_sft
+from tasks.lm.training import TrainSetting
 
 from .equivalence import gradient_identity
 from .params import Params
@@ -21,7 +22,7 @@ from .rl import RLSetting, accuracy, run_rl, sample_groups
 
 def model_config(params: Params) -> TinyLMConfig:
     m = params.model
-    return TinyLMConfig(d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads, context=m.context, arch=m.arch)
+    return TinyLMConfig(**m.model_dump())
 
 
 def write_jsonl(path: Path, rows) -> None:
@@ -79,7 +80,7 @@ def sft_policy(params: Params, generated: Path, out: Path, seed: int, device: st
     config = model_config(params)
     model = build_model(config, task.VOCAB, derive_seed(seed, "init")).to(device)
     s = params.sft
-    losses = train_sft(model, prompts, completions, SFTSetting(s.steps, s.batch, s.lr), derive_seed(seed, "batches"),
+    losses = train_sft(model, prompts, completions, TrainSetting(s.steps, s.batch, s.lr), derive_seed(seed, "batches"),
                        task.VOCAB.pad)
     save_model(model, out, task.VOCAB, config)
     return {"seed": seed, "losses": losses, "parameters": num_parameters(model)} | initial_accuracy(

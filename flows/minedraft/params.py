@@ -1,19 +1,10 @@
 """The typed params of minedraft: one profile of stages/minedraft/params.yaml."""
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field, model_validator
 
 from tasks.core.params import Params as BaseParams
-
-
-class ModelParams(BaseParams):
-    d_model: int = Field(ge=1)
-    n_layers: int = Field(ge=1)
-    n_heads: int = Field(ge=1)
-    context: int = Field(ge=8)
-    arch: Literal["gpt2", "llama"] = "gpt2"
+from tasks.lm.params import TinyLMParams
 
 
 class TrainParams(BaseParams):
@@ -32,8 +23,8 @@ class ProbeParams(BaseParams):
 class Params(BaseParams):
     seed: int = Field(ge=0)
     corpus_chars: int = Field(ge=10_000)
-    target: ModelParams
-    drafter: ModelParams
+    target: TinyLMParams
+    drafter: TinyLMParams
     train: TrainParams
     prompts: int = Field(ge=1)  # P
     prompt_len: int = Field(ge=1)

@@ -22,7 +22,8 @@ from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
 from tasks.lm.corpus import CHAR_VOCAB, stdlib_corpus
 from tasks.lm.model import TinyLMConfig, build_model, load_model, num_parameters, save_model
-from tasks.lm.pretrain import PretrainSetting, evaluate_nll, pretrain
+from tasks.lm.pretrain import evaluate_nll, pretrain
+from tasks.lm.training import TrainSetting
 
 from . import calibrate as calib
 from . import plots
@@ -71,7 +72,7 @@ def train(params: Params, context: StageContext) -> StageReport:
     corpus = torch.load(context.data(str(DATA / "generate" / "corpus.pt")))
     folder = context.out(str(DATA / "train"))
     folder.mkdir(parents=True)
-    setting = PretrainSetting(params.train.steps, params.train.batch, params.train.lr)
+    setting = TrainSetting(params.train.steps, params.train.batch, params.train.lr, cosine=True)
     models, metrics, curves = {}, {}, {}
     for name in ("target", "drafter"):
         config = TinyLMConfig(**getattr(params, name).model_dump())

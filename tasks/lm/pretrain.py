@@ -5,22 +5,11 @@ a tiny base model (MineDraft's target and drafter, BaLoRA's base) and for fine-t
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import torch
 import torch.nn.functional as F
 
 from .corpus import windows
-
-
-@dataclass(frozen=True)
-class PretrainSetting:
-    steps: int
-    batch: int
-    lr: float = 3e-3
-    weight_decay: float = 0.01
-    cosine: bool = True  # learning rate on a cosine from lr to 0; else constant
+from .training import TrainSetting, train_steps
 
 
 def next_token_nll(model, batch: torch.Tensor) -> torch.Tensor:
@@ -29,25 +18,11 @@ def next_token_nll(model, batch: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
 
 
-def pretrain(model, ids: torch.Tensor, setting: PretrainSetting, context: int, seed: int) -> list[float]:
+def pretrain(model, ids: torch.Tensor, setting: TrainSetting, context: int, seed: int) -> list[float]:
     """AdamW on `setting.batch` random windows of `context` ids per step (drawn from `seed` alone); returns every
     step's loss."""
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=setting.lr, weight_decay=setting.weight_decay)
-    schedule = (torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 0.5 * (1 + math.cos(math.pi * step / setting.steps)))
-                if setting.cosine else None)
-    model.train()
-    losses = []
-    for _ in range(setting.steps):
-        loss = next_token_nll(model, windows(ids, context, setting.batch, generator))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if schedule is not None:
-            schedule.step()
-        losses.append(loss.item())
-    model.eval()
-    return losses
+    return train_steps(model, setting, lambda generator: next_token_nll(model, windows(ids, context, setting.batch, generator)),
+                       seed)
 
 
 @torch.no_grad()

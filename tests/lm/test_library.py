@@ -13,7 +13,8 @@ from tasks.lm.grpo import group_advantages, policy_loss
 from tasks.lm.model import TinyLMConfig, build_model, load_model, num_parameters, save_model
 from tasks.lm.sampling import generate_completions
 from tasks.lm.sequences import completion_logprobs, pack
-from tasks.lm.sft import SFTSetting, train_sft
+from tasks.lm.sft import train_sft
+from tasks.lm.training import TrainSetting
 from tasks.train.corpus import VOCAB as CORPUS_CHARS
 
 V = task.VOCAB
@@ -84,7 +85,7 @@ def test_completion_logprobs_and_sft():
         logits = model(torch.tensor([p + c])).logits[0]
         manual = F.log_softmax(logits[len(p) - 1:-1], -1)[torch.arange(len(c)), torch.tensor(c)]
         assert torch.allclose(logp[i, :len(c)], manual, atol=1e-6) and (logp[i, len(c):] == 0).all()
-    losses = train_sft(model, prompts, completions, SFTSetting(steps=30, batch=8, lr=3e-3), seed=0, pad=V.pad)
+    losses = train_sft(model, prompts, completions, TrainSetting(steps=30, batch=8, lr=3e-3), seed=0, pad=V.pad)
     assert losses[-1] < 0.5 * losses[0]
 
 
