@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from tasks.cfd.fused import PaddedLayout
-from tasks.cfd.fused_kernel import coefficients, fused_step
+from tasks.cfd.fused_kernel import coefficients, compiled_solver
 from tasks.cfd.kernels import CollisionBuffers, StepOperators, collide, stream
 from tasks.cfd.lattice import get_lattice
 from tasks.cfd.lbm import Body, LBMSetup, run_lbm
@@ -87,7 +87,7 @@ def numba_kernel(lattice, batch: int, grid: tuple[int, ...]):
     sums = np.zeros((1 + lattice.dim, layout.size))
     span = (int(layout.position.min()), int(layout.position.max()) + 1)
     coef = coefficients(lattice.name, "bgk", 1 / 0.6, np.float32)
-    step = fused_step(lattice.name, "bgk", False)
+    step = compiled_solver(lattice.name, "bgk").step_plain
 
     def kernel():
         step(*buffers[0], *buffers[1], *sums, *span, layout.offsets, coef)

@@ -2,7 +2,7 @@
 
 Per step: one fused collide + push-stream pass (fused_kernel, averages folded in on averaging
 steps), then the boundary conditions in run_torch's order (body links, bottom, top, sides, inlet,
-outlet, reset of dead nodes), then the two buffers swap. Populations live in two arrays
+outlet, reset of dead nodes), then the two buffers swap; the whole time loop is one compiled call. Populations live in two arrays
 [Q, B * prod(grid + 2)]: every body padded by one node on every side, so the push from a face
 node lands in padding that nobody reads; the padding nodes inside the span are pushed too (into
 face populations only). Face populations hold such values or those of two steps before, which,
@@ -19,7 +19,7 @@ import numpy as np
 
 from . import fused_boundaries as bc
 from .faces import parabolic_profile, ramped_speed
-from .fused_kernel import coefficients, fused_step
+from .fused_kernel import coefficients, compiled_solver
 from .lattice import get_lattice
 from .lbm import Body, LBMResult, LBMSetup, assemble_result, batch_geometry, relaxation_time
 
@@ -65,65 +65,37 @@ def run_fused(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
     target = target_direction * size + target_node
     link_args = (source, second, target, links.first_weight.numpy().astype(dtype),
                  links.second_weight.numpy().astype(dtype), geometry.rest_exchange.numpy(), links.body.numpy(),
-                 links.velocity.numpy().astype(np.float64), geometry.profile_index.numpy())
+                 links.velocity.numpy().astype(np.float64), geometry.profile_index.numpy(), np.empty(len(source), dtype))
 
     c, w = lattice.c.astype(np.float64), lattice.w.astype(np.float64)
-    weights = lattice.w.astype(dtype)
     span = (int(position.min()), int(position.max()) + 1)
-    dead = position[geometry.dead]
-    bottom, top = position[..., 0].ravel(), position[..., -1].ravel()
-    bottom_fluid, top_fluid = position[..., 1].ravel(), position[..., -2].ravel()
-    sides = np.concatenate([position[:, :, 0].ravel(), position[:, :, -1].ravel()]) if dim == 3 else None
-    inlet, outlet = position[:, 0].ravel(), position[:, -1].ravel()
-    inlet_inner, outlet_inner = position[:, 1].ravel(), position[:, -2].ravel()
-    profile_z = parabolic_profile(grid[-1], 1.0).numpy().astype(dtype) if setup.inflow == "parabolic" \
+    inflow = parabolic_profile(grid[-1], 1.0).numpy().astype(dtype) if setup.inflow == "parabolic" \
         else np.ones(grid[-1], dtype=dtype)
-    inflow = np.broadcast_to(profile_z.astype(np.float64), position[:, 0].shape).ravel().copy()
-    down = np.flatnonzero(lattice.c[:, -1] == -1)
-    up = np.flatnonzero(lattice.c[:, -1] == 1)
+    sides = np.concatenate([position[:, :, 0].ravel(), position[:, :, -1].ravel()]) if dim == 3 \
+        else np.zeros(0, dtype=np.int64)
+    nodes = (position[..., 0].ravel(), position[..., -1].ravel(), position[..., 1].ravel(), position[..., -2].ravel(),
+             sides, position[:, 0].ravel(), position[:, 1].ravel(), position[:, -1].ravel(), position[:, -2].ravel(),
+             np.broadcast_to(inflow.astype(np.float64), position[:, 0].shape).ravel().copy(), position[geometry.dead])
+    lattice_arrays = (offsets, c, w, lattice.opposite.astype(np.int64), np.flatnonzero(lattice.c[:, -1] == -1),
+                      np.flatnonzero(lattice.c[:, -1] == 1))
+    ground = {"none": bc.GROUND_NONE, "wall": bc.GROUND_WALL, "moving": bc.GROUND_MOVING}[setup.ground]
 
-    buffers = [np.empty((q, size), dtype=dtype) for _ in range(2)]
-    for buffer in buffers:
-        buffer[:] = weights[:, None]
+    buffers = np.empty((2, q, size), dtype=dtype)
+    buffers[:] = lattice.w.astype(dtype)[:, None]
     coef = coefficients(setup.lattice, setup.collision, 1.0 / relaxation_time(setup), dtype)
-    plain, averaging = (fused_step(setup.lattice, setup.collision, flag) for flag in (False, True))
+    speeds = np.array([ramped_speed(step, setup.u_lat, setup.ramp_steps) for step in range(setup.steps)])
     forces = np.zeros((setup.steps, n_bodies, dim))
     profile = np.zeros(n_bodies * setup.profile_bins)
     rho_sum, u_sum = np.zeros(size), np.zeros((dim, size))
-    first_averaged = setup.steps - setup.average_steps
-    state = list(buffers)
-
-    def advance(step: int) -> None:
-        f, g = state
-        speed = ramped_speed(step, setup.u_lat, setup.ramp_steps)
-        average = step >= first_averaged
-        (averaging if average else plain)(*f, *g, rho_sum, *u_sum, *span, offsets, coef)
-        bc.bounce_back(g.reshape(-1), *link_args, average, forces[step], profile)
-        if setup.ground == "none":
-            bc.free_stream_face(g, bottom, speed, c, w)
-        else:
-            wall_speed = speed if setup.ground == "moving" else 0.0
-            bc.wall_row(f, g, bottom_fluid, down, lattice.opposite, offsets, w, c, wall_speed)
-        if setup.top == "wall":
-            bc.wall_row(f, g, top_fluid, up, lattice.opposite, offsets, w, c, 0.0)
-        else:
-            bc.free_stream_face(g, top, speed, c, w)
-        if sides is not None:
-            bc.free_stream_face(g, sides, speed, c, w)
-        bc.inlet(g, inlet, inlet_inner, inflow, speed, c, w)
-        bc.outlet(g, outlet, outlet_inner, c, w)
-        bc.reset_nodes(g, dead, w)
-        state.reverse()
-
-    for kernel in (plain, averaging):  # no nodes: compiles or loads the kernel outside the clock
-        kernel(*state[0], *state[1], rho_sum, *u_sum, 0, 0, offsets, coef)
-    advance(0)  # outside the clock too: the first call of each boundary function compiles or loads it
+    time_loop = compiled_solver(setup.lattice, setup.collision).time_loop
+    arguments = (setup.steps - setup.average_steps, *span, offsets, coef, rho_sum, u_sum, speeds, forces, profile,
+                 link_args, nodes, lattice_arrays, ground, setup.top == "wall")
+    time_loop(buffers, 0, 1, *arguments)  # step 0 outside the clock: the first call compiles or loads the loop
     started = time.perf_counter()
-    for step in range(1, setup.steps):
-        advance(step)
+    time_loop(buffers, 1, setup.steps, *arguments)
     wall_time = time.perf_counter() - started
 
-    f = state[0]
+    f = buffers[setup.steps % 2]
     finite = np.isfinite(f[:, position]).all(axis=tuple(a for a in range(dim + 2) if a != 1))
     return assemble_result(setup, bodies, geometry, forces, profile, rho_sum[position],
                            u_sum[:, position], finite, wall_time, timed_steps=setup.steps - 1)

@@ -1,9 +1,10 @@
 """Boundary conditions of the numba LBM on flat padded buffers [Q, Np] (tasks/cfd/fused.py).
 
 Each function is the compiled twin of one step of tasks/cfd/faces.py or tasks/cfd/links.py, over
-precomputed flat node positions. After the push pass of fused_kernel, the post-collision value
-f_i*(x) sits at g[i, x + offset_i], so bounce-back and wall rows read it there; the old buffer f
-still holds the pre-collision populations of the step.
+precomputed flat node positions; `apply_boundaries` runs them all in the torch solver's order and
+is what the compiled time loop (fused_kernel.time_loop_source) calls after each collide + push pass.
+After that pass the post-collision value f_i*(x) sits at g[i, x + offset_i], so bounce-back and
+wall rows read it there; the old buffer f still holds the pre-collision populations of the step.
 """
 from __future__ import annotations
 
@@ -12,25 +13,44 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def _equilibrium(g, n, rho, u, c, w):
-    """g[:, n] := w_i rho (1 + 3 c_i.u + 4.5 (c_i.u)^2 - 1.5 |u|^2)."""
-    usq = 0.0
+def _equilibrium_rows(g, positions, rho, u, c, w):
+    """g[i, positions[k]] := w_i rho[k] (1 + 3 c_i.u_k + 4.5 (c_i.u_k)^2 - 1.5 |u_k|^2), u [D, K].
+    Direction rows outer, nodes inner (so every function here): a face's nodes are strided in
+    memory, and writing the Q rows of one node before the next touched Q cache lines per node."""
+    n = positions.shape[0]
+    usq = np.zeros(n)
     for a in range(u.shape[0]):
-        usq += u[a] * u[a]
+        for k in range(n):
+            usq[k] += u[a, k] * u[a, k]
+    cu = np.empty(n)
     for i in range(c.shape[0]):
-        cu = 0.0
+        cu[:] = 0.0
         for a in range(u.shape[0]):
-            cu += c[i, a] * u[a]
-        g[i, n] = w[i] * rho * (1.0 + 3.0 * cu + 4.5 * cu * cu - 1.5 * usq)
+            for k in range(n):
+                cu[k] += c[i, a] * u[a, k]
+        row = g[i]
+        for k in range(n):
+            row[positions[k]] = w[i] * rho[k] * (1.0 + 3.0 * cu[k] + 4.5 * cu[k] * cu[k] - 1.5 * usq[k])
 
 
 @njit(cache=True, nogil=True)
-def bounce_back(g, source, second, target, first_weight, second_weight, rest, body, velocity, bins, averaging,
-                forces, profile):
-    """Bouzidi / half-way links on flat g: g[target] = w1 g[source] + w2 g[second], gathered before
-    any is written (links.bounce_back). Adds each link's momentum exchange (gauge: minus the rest
-    exchange) times c_i to forces [B, D], and times c_ix to profile[bins] on averaging steps."""
-    reflected = np.empty(source.shape[0], dtype=g.dtype)
+def _density(g, positions):
+    """rho [K] at positions, the directions summed in order."""
+    rho = np.zeros(positions.shape[0])
+    for i in range(g.shape[0]):
+        row = g[i]
+        for k in range(positions.shape[0]):
+            rho[k] += row[positions[k]]
+    return rho
+
+
+@njit(cache=True, nogil=True)
+def bounce_back(g, source, second, target, first_weight, second_weight, rest, body, velocity, bins, reflected,
+                averaging, forces, profile):
+    """Bouzidi / half-way links on flat g: g[target] = w1 g[source] + w2 g[second], gathered (into
+    the work array `reflected` [L]) before any is written (links.bounce_back). Adds each link's
+    momentum exchange (gauge: minus the rest exchange) times c_i to forces [B, D], and times c_ix to
+    profile[bins] on averaging steps."""
     for k in range(source.shape[0]):
         hitting = g[source[k]]
         reflected[k] = first_weight[k] * hitting + second_weight[k] * g[second[k]]
@@ -45,58 +65,86 @@ def bounce_back(g, source, second, target, first_weight, second_weight, rest, bo
 
 @njit(cache=True, nogil=True)
 def free_stream_face(g, positions, speed, c, w):
-    """Nodes := f_eq(rho = 1, u = (speed, 0, ...)) (faces.set_equilibrium)."""
-    u = np.zeros(c.shape[1])
-    u[0] = speed
-    for n in positions:
-        _equilibrium(g, n, 1.0, u, c, w)
+    """Nodes := f_eq(rho = 1, u = (speed, 0, ...)) (faces.set_equilibrium): the same Q values at
+    every node, computed once."""
+    u = np.zeros((c.shape[1], 1))
+    u[0, 0] = speed
+    values = np.empty((c.shape[0], 1), dtype=g.dtype)
+    _equilibrium_rows(values, np.zeros(1, dtype=np.int64), np.ones(1), u, c, w)
+    for i in range(g.shape[0]):
+        row, value = g[i], values[i, 0]
+        for k in range(positions.shape[0]):
+            row[positions[k]] = value
 
 
 @njit(cache=True, nogil=True)
 def wall_row(f, g, fluid_row, towards_wall, opposite, offsets, w, c, wall_speed):
     """Half-way wall next to fluid_row (faces.wall_row): g[opp(i), x] = f_i*(x) - 6 w_i rho c_ix u_w
     for the directions i pointing into the wall, rho from the pre-collision f."""
-    for n in fluid_row:
-        rho = 0.0
-        if wall_speed != 0.0:
-            for i in range(f.shape[0]):
-                rho += f[i, n]
-        for i in towards_wall:
-            g[opposite[i], n] = g[i, n + offsets[i]] - 6.0 * w[i] * c[i, 0] * wall_speed * rho
+    rho = _density(f, fluid_row) if wall_speed != 0.0 else np.zeros(fluid_row.shape[0])
+    for i in towards_wall:
+        source, target, shift = g[i], g[opposite[i]], offsets[i]
+        correction = 6.0 * w[i] * c[i, 0] * wall_speed
+        for k in range(fluid_row.shape[0]):
+            target[fluid_row[k]] = source[fluid_row[k] + shift] - correction * rho[k]
 
 
 @njit(cache=True, nogil=True)
 def inlet(g, positions, inner, inflow, speed, c, w):
     """Inlet nodes := f_eq(rho of the next column, u = (speed inflow[k], 0, ...)) (faces.inlet)."""
-    u = np.zeros(c.shape[1])
+    u = np.zeros((c.shape[1], positions.shape[0]))
     for k in range(positions.shape[0]):
-        rho = 0.0
-        for i in range(g.shape[0]):
-            rho += g[i, inner[k]]
-        u[0] = speed * inflow[k]
-        _equilibrium(g, positions[k], rho, u, c, w)
+        u[0, k] = speed * inflow[k]
+    _equilibrium_rows(g, positions, _density(g, inner), u, c, w)
 
 
 @njit(cache=True, nogil=True)
 def outlet(g, positions, inner, c, w):
     """Outlet nodes := f_eq(rho = 1, u of the column before) (faces.outlet)."""
-    u = np.zeros(c.shape[1])
-    for k in range(positions.shape[0]):
-        rho = 0.0
-        u[:] = 0.0
-        for i in range(g.shape[0]):
-            value = g[i, inner[k]]
-            rho += value
-            for a in range(u.shape[0]):
-                u[a] += c[i, a] * value
-        for a in range(u.shape[0]):
-            u[a] /= rho
-        _equilibrium(g, positions[k], 1.0, u, c, w)
+    rho = _density(g, inner)
+    u = np.zeros((c.shape[1], positions.shape[0]))
+    for i in range(g.shape[0]):
+        row = g[i]
+        for a in range(c.shape[1]):
+            for k in range(positions.shape[0]):
+                u[a, k] += c[i, a] * row[inner[k]]
+    for a in range(c.shape[1]):
+        for k in range(positions.shape[0]):
+            u[a, k] /= rho[k]
+    _equilibrium_rows(g, positions, np.ones(positions.shape[0]), u, c, w)
 
 
 @njit(cache=True, nogil=True)
 def reset_nodes(g, positions, w):
     """Nodes whose populations are never used (body, wall rows) := rest weights."""
-    for n in positions:
-        for i in range(g.shape[0]):
-            g[i, n] = w[i]
+    for i in range(g.shape[0]):
+        row = g[i]
+        for k in range(positions.shape[0]):
+            row[positions[k]] = w[i]
+
+
+GROUND_NONE, GROUND_WALL, GROUND_MOVING = 0, 1, 2  # `ground` codes of apply_boundaries (LBMSetup.ground)
+
+
+@njit(cache=True, nogil=True)
+def apply_boundaries(f, g, speed, averaging, forces, profile, links, nodes, lattice, ground, top_wall):
+    """Every boundary condition of one step, in run_torch's order: body links, bottom, top, 3D
+    sides, inlet, outlet, reset of dead nodes. links: bounce_back's arrays from `source` to
+    `reflected`; nodes: (bottom, top, bottom_fluid, top_fluid, sides, inlet, inlet_inner, outlet,
+    outlet_inner, inflow, dead) flat positions (sides empty in 2D; inflow: the inlet profile per
+    inlet node); lattice: (offsets, c, w, opposite, down, up); ground: a GROUND_* code."""
+    bottom, top, bottom_fluid, top_fluid, sides, inlet_nodes, inlet_inner, outlet_nodes, outlet_inner, inflow, dead = nodes
+    offsets, c, w, opposite, down, up = lattice
+    bounce_back(g.reshape(-1), *links, averaging, forces, profile)
+    if ground == GROUND_NONE:
+        free_stream_face(g, bottom, speed, c, w)
+    else:
+        wall_row(f, g, bottom_fluid, down, opposite, offsets, w, c, speed if ground == GROUND_MOVING else 0.0)
+    if top_wall:
+        wall_row(f, g, top_fluid, up, opposite, offsets, w, c, 0.0)
+    else:
+        free_stream_face(g, top, speed, c, w)
+    free_stream_face(g, sides, speed, c, w)
+    inlet(g, inlet_nodes, inlet_inner, inflow, speed, c, w)
+    outlet(g, outlet_nodes, outlet_inner, c, w)
+    reset_nodes(g, dead, w)

@@ -12,7 +12,8 @@ guarantee LLVM would need 2 Q^2 run-time overlap checks and gives up); row slice
 (an index that might be negative costs a wrap-around select); error_model="numpy" (the
 ZeroDivisionError check of 1 / rho is an early exit, which blocks vectorisation).
 Coefficients come in as an array, so one compiled kernel serves every tau. The generated module
-is written to a cache folder and compiled with `cache=True`: a new worker process loads it.
+is written to a cache folder and compiled with `cache=True`: a new worker process loads it. The
+same module holds the compiled time loop that calls the kernel and the boundary conditions.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -28,10 +30,11 @@ import numpy as np
 
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 
+from . import fused_boundaries
 from .kernels import _pairs, collision_matrices
 from .lattice import get_lattice
 
-PROBE_OMEGAS = (1.3, 0.7)  # the sparsity pattern of A and B: entries non-zero at either rate
+PROBE_OMEGAS = (1.3, 0.7, 1.9)  # entries of A and B are affine in omega (and omega- for TRT): equal at all three = equal
 CACHE_FOLDER = Path(os.environ.get("UNIDRAG_KERNEL_CACHE", Path(tempfile.gettempdir()) / "unidrag_lbm_kernels"))
 
 
@@ -44,23 +47,52 @@ class NoAliasCompiler(CompilerBase):
         return [DefaultPassBuilder.define_nopython_pipeline(self.state)]
 
 
-def _pattern(lattice_name: str, collision: str) -> tuple[np.ndarray | None, np.ndarray]:
-    """(A's non-zero mask or None for BGK's scalar A, B's non-zero mask)."""
+@dataclass(frozen=True)
+class CoefficientSlots:
+    """Where each non-zero entry of A (or BGK's scalar A) and B finds its value in the kernel's
+    coefficient array: entries equal at every rate share one slot (D3Q19 BGK: 118 entries of B,
+    11 values). Distinct slots were 118 loop-invariant broadcasts, far more than the 32 vector
+    registers, and the spills to the stack cost more than the arithmetic."""
+
+    a: dict[tuple[int, int], int] | None  # (i, j) -> slot; None: scalar A in slot 0
+    b: dict[tuple[int, int], int]  # (i, m) -> slot
+    count: int  # slots; slot `count` holds 1.0
+
+
+@cache
+def coefficient_slots(lattice_name: str, collision: str) -> CoefficientSlots:
     lattice = get_lattice(lattice_name)
-    masks = [collision_matrices(lattice, omega, collision) for omega in PROBE_OMEGAS]
-    b_mask = np.logical_or.reduce([np.abs(b) > 1e-14 for _, b in masks])
-    if np.isscalar(masks[0][0]):
-        return None, b_mask
-    return np.logical_or.reduce([np.abs(a) > 1e-14 for a, _ in masks]), b_mask
+    probes = [collision_matrices(lattice, omega, collision) for omega in PROBE_OMEGAS]
+    keys: dict[tuple, int] = {}  # rounded values at the probe rates -> slot
+
+    def slots(matrices: list[np.ndarray]) -> dict[tuple[int, int], int]:
+        stacked = np.stack(matrices, axis=-1)
+        found = {}
+        for index in zip(*np.nonzero(np.abs(stacked).max(axis=-1) > 1e-14)):
+            found[tuple(int(k) for k in index)] = keys.setdefault(tuple(np.round(stacked[index], 12)), len(keys))
+        return found
+
+    a_slots = None
+    if np.isscalar(probes[0][0]):
+        keys[("scalar A",)] = 0
+    else:
+        a_slots = slots([np.asarray(a) for a, _ in probes])
+    return CoefficientSlots(a_slots, slots([b for _, b in probes]), len(keys))
 
 
 def coefficients(lattice_name: str, collision: str, omega: float, dtype: np.dtype) -> np.ndarray:
-    """The kernel's coefficient array: A's entries (or the scalar), then B's, then 1, in the
-    order the generated source reads them."""
-    a_mask, b_mask = _pattern(lattice_name, collision)
+    """The kernel's coefficient array at rate omega: one value per slot, then 1."""
+    layout = coefficient_slots(lattice_name, collision)
     a, b = collision_matrices(get_lattice(lattice_name), omega, collision)
-    a_values = [a] if a_mask is None else list(np.asarray(a)[a_mask])
-    return np.array([*a_values, *b[b_mask], 1.0], dtype=dtype)
+    values = np.ones(layout.count + 1)
+    if layout.a is None:
+        values[0] = a
+    else:
+        for (i, j), slot in layout.a.items():
+            values[slot] = a[i, j]
+    for (i, m), slot in layout.b.items():
+        values[slot] = b[i, m]
+    return values.astype(dtype)
 
 
 def _signed_sum(terms: list[tuple[int, str]]) -> str:
@@ -77,23 +109,13 @@ def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
     one long loop beats a loop per row (slicing Q rows per grid row cost more than the row)."""
     lattice = get_lattice(lattice_name)
     q, dim, c = lattice.q, lattice.dim, lattice.c
-    a_mask, b_mask = _pattern(lattice_name, collision)
+    layout = coefficient_slots(lattice_name, collision)
     moments = ["rho", *(f"j{a}" for a in range(dim)), *(f"p{a}{b}" for a, b in _pairs(dim))]
     arrays = [f"f{i}_" for i in range(q)] + [f"g{i}_" for i in range(q)] + ["rho_sum"] + [f"u{a}_" for a in range(dim)]
     lines = [f"def step({', '.join(arrays)}, start, stop, offsets, coef):"]
     lines += [f"    o{i} = offsets[{i}]" for i in range(q)]
-    k = 0
-    if a_mask is None:
-        lines.append(f"    a = coef[{k}]")
-        k += 1
-    else:
-        for i, j in zip(*np.nonzero(a_mask)):
-            lines.append(f"    a{i}_{j} = coef[{k}]")
-            k += 1
-    for i, m in zip(*np.nonzero(b_mask)):
-        lines.append(f"    b{i}_{m} = coef[{k}]")
-        k += 1
-    lines.append(f"    one = coef[{k}]")
+    lines += [f"    k{k} = coef[{k}]" for k in range(layout.count)]
+    lines.append(f"    one = coef[{layout.count}]")
     lines += [f"    src{i} = f{i}_[start:stop]" for i in range(q)]
     lines += [f"    dst{i} = g{i}_[start + o{i}:stop + o{i}]" for i in range(q)]
     if averaging:
@@ -106,8 +128,8 @@ def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
     body.append("inv = one / rho")
     body += [f"p{a}{b} = j{a} * j{b} * inv" for a, b in _pairs(dim)]
     for i in range(q):
-        terms = [f"a * f{i}"] if a_mask is None else [f"a{i}_{j} * f{j}" for j in np.nonzero(a_mask[i])[0]]
-        terms += [f"b{i}_{m} * {moments[m]}" for m in np.nonzero(b_mask[i])[0]]
+        terms = [f"k0 * f{i}"] if layout.a is None else [f"k{slot} * f{j}" for (row, j), slot in layout.a.items() if row == i]
+        terms += [f"k{slot} * {moments[m]}" for (row, m), slot in layout.b.items() if row == i]
         body.append(f"dst{i}[n] = " + " + ".join(terms))
     if averaging:
         body.append("rs[n] += rho")
@@ -116,14 +138,45 @@ def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def time_loop_source(lattice_name: str) -> str:
+    """Python source of `time_loop(buffers [2, Q, Np], first, last, first_averaged, start, stop, offsets,
+    coef, rho_sum, u_sum, speeds, forces, profile, links, nodes, lattice, ground, top_wall)`: steps
+    first..last-1, each one collide + push pass from buffers[step % 2] into the other buffer (the
+    averaging kernel from first_averaged on) followed by fused_boundaries.apply_boundaries. One
+    compiled loop: per step the Python dispatch of eight compiled calls cost as much as the
+    boundary work itself."""
+    lattice = get_lattice(lattice_name)
+    rows = lambda name, n: ", ".join(f"{name}[{i}]" for i in range(n))
+    arguments = f"{rows('f', lattice.q)}, {rows('g', lattice.q)}, rho_sum, {rows('u_sum', lattice.dim)}, start, stop, offsets, coef"
+    return (
+        "def time_loop(buffers, first, last, first_averaged, start, stop, offsets, coef, rho_sum, u_sum, speeds, forces,\n"
+        "              profile, links, nodes, lattice, ground, top_wall):\n"
+        "    for step in range(first, last):\n"
+        "        f, g = buffers[step % 2], buffers[1 - step % 2]\n"
+        "        averaging = step >= first_averaged\n"
+        "        if averaging:\n"
+        f"            step_averaging({arguments})\n"
+        "        else:\n"
+        f"            step_plain({arguments})\n"
+        "        apply_boundaries(f, g, speeds[step], averaging, forces[step], profile, links, nodes, lattice, ground, top_wall)\n")
+
+
+KERNEL_DECORATOR = ("@njit(cache=True, nogil=True, error_model='numpy', fastmath={'contract', 'arcp'}, boundscheck=False,\n"
+                    "      pipeline_class=NoAliasCompiler)\n")
+
+
 @cache
-def fused_step(lattice_name: str, collision: str, averaging: bool):
-    """The compiled kernel (written to CACHE_FOLDER once, then loaded from numba's disk cache)."""
-    source = kernel_source(lattice_name, collision, averaging)
-    module_text = "from numba import njit\n\nfrom tasks.cfd.fused_kernel import NoAliasCompiler\n\n\n" + source.replace(
-        "def step", "@njit(cache=True, nogil=True, error_model='numpy', fastmath={'contract', 'arcp'}, boundscheck=False,\n"
-                    "      pipeline_class=NoAliasCompiler)\ndef step")
-    name = "lbm_step_" + hashlib.sha256(module_text.encode()).hexdigest()[:16]
+def compiled_solver(lattice_name: str, collision: str):
+    """The generated module: kernels `step_plain` and `step_averaging`, and `time_loop` (written to
+    CACHE_FOLDER once, then loaded from numba's disk cache). Its name hashes its text and the
+    boundary functions' source, which numba's cache does not track for a caller."""
+    kernels = [kernel_source(lattice_name, collision, averaging).replace(
+        "def step(", KERNEL_DECORATOR + f"def step_{'averaging' if averaging else 'plain'}(") for averaging in (False, True)]
+    boundaries = hashlib.sha256(Path(fused_boundaries.__file__).read_bytes()).hexdigest()
+    module_text = (f"# fused_boundaries.py {boundaries}\nfrom numba import njit\n\n"
+                   "from tasks.cfd.fused_boundaries import apply_boundaries\nfrom tasks.cfd.fused_kernel import NoAliasCompiler\n\n\n"
+                   + "\n\n".join(kernels) + "\n\n@njit(cache=True, nogil=True)\n" + time_loop_source(lattice_name))
+    name = "lbm_solver_" + hashlib.sha256(module_text.encode()).hexdigest()[:16]
     path = CACHE_FOLDER / f"{name}.py"
     if not path.exists():
         CACHE_FOLDER.mkdir(parents=True, exist_ok=True)
@@ -134,4 +187,4 @@ def fused_step(lattice_name: str, collision: str, averaging: bool):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    return module.step
+    return module

@@ -6,7 +6,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tasks.cfd.fused_kernel import kernel_source
+from tasks.cfd.fused_kernel import coefficient_slots, coefficients, kernel_source
+from tasks.cfd.kernels import collision_matrices
+from tasks.cfd.lattice import get_lattice
 from tasks.cfd.lbm import Body, LBMSetup, engine_of, run_lbm, validate_setup
 from tasks.cfd.validation import Disc
 from tasks.core.device import single_torch_thread
@@ -69,3 +71,26 @@ def test_generated_kernel_skips_the_zero_coefficients():
     rest_line = next(line for line in source.splitlines() if line.strip().startswith("dst0[n]"))
     assert "j0" not in rest_line and "j1" not in rest_line and "p01" not in rest_line
     assert "rs[n] += rho" in kernel_source("D2Q9", "bgk", averaging=True)
+
+
+@pytest.mark.parametrize("lattice_name", ["D2Q9", "D3Q19"])
+@pytest.mark.parametrize("collision", ["bgk", "trt", "regularized"])
+def test_shared_coefficient_slots_rebuild_the_collision_matrices_at_any_rate(lattice_name, collision):
+    """Entries that share a slot are equal at every rate, not only at the probe rates (0.83 is none)."""
+    omega, lattice = 0.83, get_lattice(lattice_name)
+    slots, values = coefficient_slots(lattice_name, collision), coefficients(lattice_name, collision, omega, np.float64)
+    a, b = collision_matrices(lattice, omega, collision)
+    rebuilt_b = np.zeros_like(b)
+    for (i, m), slot in slots.b.items():
+        rebuilt_b[i, m] = values[slot]
+    np.testing.assert_allclose(rebuilt_b, b, atol=1e-13)
+    if slots.a is None:
+        assert values[0] == pytest.approx(a)
+    else:
+        rebuilt_a = np.zeros_like(a)
+        for (i, j), slot in slots.a.items():
+            rebuilt_a[i, j] = values[slot]
+        np.testing.assert_allclose(rebuilt_a, a, atol=1e-13)
+    assert values[-1] == 1.0 and len(values) == slots.count + 1
+    if lattice_name == "D3Q19" and collision == "bgk":
+        assert slots.count == 12  # BGK's scalar A and 11 distinct values of B's 118 non-zero entries
