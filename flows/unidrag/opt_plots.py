@@ -1,5 +1,6 @@
-"""Plots of UniDrag's surrogates and optimisations: predicted vs LBM Cd, drag build-up before and
-after optimisation, surface Cp predicted vs LBM, deformed silhouettes. Each takes arrays and a path."""
+"""Plots of UniDrag's surrogates and optimisations: validation R^2 vs training steps, predicted vs LBM
+Cd, drag build-up before and after optimisation, surface Cp predicted vs LBM, deformed silhouettes.
+Each takes arrays (or the train report's rows) and a path."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,6 +8,24 @@ from pathlib import Path
 import numpy as np
 
 from tasks.core.plotting import new_figure, save
+
+
+def validation_curves(report: list[dict], path: Path) -> Path:
+    """Validation R^2_Cd vs step of every trained network (one colour per kind, one line style per
+    seed), the kept (best) step marked; the line ends where early stopping ended the run."""
+    fig, ax = new_figure("Validation R^2 of Cd vs training steps (o: weights kept)", "step", "validation R^2_Cd")
+    kinds = sorted({row["kind"] for row in report if row.get("val_curve")})
+    for row in report:
+        if not row.get("val_curve"):
+            continue
+        steps, r2 = np.array(row["val_curve"]).T
+        colour, style = f"C{kinds.index(row['kind'])}", ("-", "--", ":", "-.")[row["seed_number"] % 4]
+        ax.plot(steps, r2, color=colour, ls=style, label=f"{row['kind']} seed {row['seed_number']}")
+        best = list(steps).index(row["best_step"])
+        ax.plot(steps[best], r2[best], "o", color=colour)
+    ax.set_ylim(bottom=max(0.0, ax.get_ylim()[0]))
+    ax.legend(fontsize=7)
+    return save(fig, path)
 
 
 def predicted_vs_lbm_cd(cd_lbm: np.ndarray, predicted: dict[str, np.ndarray], path: Path) -> Path:

@@ -359,6 +359,8 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     dataset_plots.silhouettes_with_cp([records[i] for i in first], list(BODY_TYPES), folder / "surface_cp.png")
     dataset_plots.drag_profiles(records, types, folder / "drag_profiles.png")
     dataset_plots.convergence_traces(records, types, params.solver.average_steps, folder / "convergence.png")
+    opt_plots.validation_curves(json.loads(context.data(str(DATA / "train_report.json")).read_text()),
+                                folder / "validation_curves.png")
     opt_plots.predicted_vs_lbm_cd(np.array([s.cd for s in test]),
                                   {k: np.array([p["cd"] for p in rows]) for k, rows in predictions.items()},
                                   folder / "predicted_vs_lbm_cd.png")

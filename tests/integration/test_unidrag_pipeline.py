@@ -58,7 +58,7 @@ def test_smoke_pipeline_and_a_users_mesh(smoke_repo, tmp_path):
                                                             "gbt.pkl"}
     assert len(list((data / "opt").glob("*.npz"))) == 4
     for plot in ("cd_per_body_type", "surface_cp", "drag_profiles", "convergence", "predicted_vs_lbm_cd",
-                 "surface_cp_predicted", "drag_profiles_opt", "deformed_silhouettes"):
+                 "surface_cp_predicted", "drag_profiles_opt", "deformed_silhouettes", "validation_curves"):
         assert (data / "plots" / f"{plot}.png").exists(), plot
 
     client = MlflowClient(tracking_uri=f"sqlite:///{smoke_repo / 'mlflow' / 'mlflow.db'}")
