@@ -20,14 +20,12 @@ import numpy as np
 from numba import cuda
 
 from . import fused_cuda_kernels as kernels
+from .fused_cuda_kernels import launch
 from .faces import parabolic_profile, ramped_speed
 from .fused import PaddedLayout
 from .fused_kernel import coefficients
 from .lattice import get_lattice
 from .lbm import Body, BatchGeometry, LBMResult, LBMSetup, assemble_result, batch_geometry, relaxation_time
-
-THREADS_PER_BLOCK = 64  # 32 resident blocks per SM fill a Hopper SM; fewer idle threads in the simulator
-
 
 @dataclass(frozen=True)
 class LinkGroups:
@@ -110,16 +108,11 @@ class FaceNodes:
             dead=position[:, 2:-2][dead[:, 2:-2]])
 
 
-def _launch(kernel, threads: int, *args) -> None:
-    kernel[max(1, -(-threads // THREADS_PER_BLOCK)), THREADS_PER_BLOCK](*args)
-
-
 def run_cuda(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
-    lattice = get_lattice(setup.lattice)
-    dim, q, n_bodies, grid = lattice.dim, lattice.q, len(bodies), tuple(setup.grid)
-    dtype = np.dtype(setup.dtype)
+    lattice, dtype, n_bodies = get_lattice(setup.lattice), np.dtype(setup.dtype), len(bodies)
+    dim, q = lattice.dim, lattice.q
     geometry = batch_geometry(setup, bodies, "cpu")
-    layout = PaddedLayout.build(lattice, n_bodies, grid)
+    layout = PaddedLayout.build(lattice, n_bodies, tuple(setup.grid))
     position = layout.position
     n_groups = n_bodies * setup.profile_bins
     links = LinkGroups.build(geometry, layout, n_groups, dtype)
@@ -149,23 +142,23 @@ def run_cuda(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
     def advance(step: int) -> None:
         f, g = state
         average = step >= first_averaged
-        _launch(averaging if average else plain, stop - start, buffers[f], buffers[g], rho_sum, u_sum, start, stop,
-                offsets, coef)
-        _launch(kernels.gather_links, n_groups, flat[g], d_links["group_start"], d_links["source"], d_links["second"],
-                d_links["first_weight"], d_links["second_weight"], d_links["rest"], d_links["velocity"], reflected,
-                group_force)
-        _launch(kernels.faces, face_threads, buffers[f], buffers[g], flat[g], d_links["target"], reflected,
-                d_face["wall_nodes"], d_face["wall_sides"], d_face["wall_moving"], d_face["free_nodes"], group_force,
-                forces, profile, step, average, speeds, c, w, opposite, offsets)
+        launch(averaging if average else plain, stop - start, buffers[f], buffers[g], rho_sum, u_sum, start, stop,
+               offsets, coef)
+        launch(kernels.gather_links, n_groups, flat[g], d_links["group_start"], d_links["source"], d_links["second"],
+               d_links["first_weight"], d_links["second_weight"], d_links["rest"], d_links["velocity"], reflected,
+               group_force)
+        launch(kernels.faces, face_threads, buffers[f], buffers[g], flat[g], d_links["target"], reflected,
+               d_face["wall_nodes"], d_face["wall_sides"], d_face["wall_moving"], d_face["free_nodes"], group_force,
+               forces, profile, step, average, speeds, c, w, opposite, offsets)
         if len(face.side_nodes):
-            _launch(kernels.free_stream, len(face.side_nodes), buffers[g], d_face["side_nodes"], step, speeds, c, w)
-        _launch(kernels.ends, len(face.end_positions) + len(face.dead), buffers[g], d_face["end_positions"],
-                d_face["end_inners"], d_face["inflow"], d_face["is_inlet"], d_face["reset_position"],
-                d_face["reset_inner"], d_face["dead"], step, speeds, c, w, weights)
+            launch(kernels.free_stream, len(face.side_nodes), buffers[g], d_face["side_nodes"], step, speeds, c, w)
+        launch(kernels.ends, len(face.end_positions) + len(face.dead), buffers[g], d_face["end_positions"],
+               d_face["end_inners"], d_face["inflow"], d_face["is_inlet"], d_face["reset_position"],
+               d_face["reset_inner"], d_face["dead"], step, speeds, c, w, weights)
         state.reverse()
 
     # compiles the averaging kernel (on no nodes) and, in step 0, the rest, outside the clock
-    _launch(averaging, 0, buffers[0], buffers[1], rho_sum, u_sum, start, start, offsets, coef)
+    launch(averaging, 0, buffers[0], buffers[1], rho_sum, u_sum, start, start, offsets, coef)
     advance(0)
     cuda.synchronize()
     started = time.perf_counter()
