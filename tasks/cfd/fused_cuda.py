@@ -20,12 +20,13 @@ import numpy as np
 from numba import cuda
 
 from . import fused_cuda_kernels as kernels
-from .fused_cuda_kernels import launch
 from .faces import parabolic_profile, ramped_speed
 from .fused import PaddedLayout
+from .fused_cuda_kernels import launch
 from .fused_kernel import coefficients
 from .lattice import get_lattice
-from .lbm import Body, BatchGeometry, LBMResult, LBMSetup, assemble_result, batch_geometry, relaxation_time
+from .lbm import BatchGeometry, Body, LBMResult, LBMSetup, assemble_result, batch_geometry, relaxation_time
+
 
 @dataclass(frozen=True)
 class LinkGroups:
