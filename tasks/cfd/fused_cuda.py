@@ -5,7 +5,7 @@ same boundary conditions in the same order, as the kernels of fused_cuda_kernels
 step in 2D, five in 3D). Everything stays on the device during the loop: the ramped speed of every
 step is precomputed (faces.ramped_speed, so the values are those of the CPU solvers), forces go to
 a [steps, B, D] device array, averages and the profile accumulate in float64 on the device.
-Deterministic: no atomics; forces sum each (body, profile bin)'s links in a fixed order.
+Deterministic: no atomics; forces sum chunks of links, bins and bodies, each in a fixed order.
 The only host-device transfers are `cuda.to_device` before the loop and `copy_to_host` after it,
 the same calls under numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1), where tests run this on a CPU.
 Runs on numba's current CUDA device.
@@ -29,10 +29,13 @@ from .lbm import BatchGeometry, Body, LBMResult, LBMSetup, assemble_result, batc
 
 
 @dataclass(frozen=True)
-class LinkGroups:
-    """Body links sorted by profile bin (body * K + k), in padded flat indices; group_start [B K + 1]."""
+class LinkChunks:
+    """Body links sorted by profile bin (body * K + k), in padded flat indices, cut into chunks of at most
+    LINKS_PER_CHUNK links of one bin: chunk c holds links chunk_start[c]..chunk_start[c + 1] - 1, bin k
+    chunks bin_chunk_start[k]..bin_chunk_start[k + 1] - 1."""
 
-    group_start: np.ndarray
+    chunk_start: np.ndarray
+    bin_chunk_start: np.ndarray
     source: np.ndarray
     second: np.ndarray
     target: np.ndarray
@@ -42,17 +45,22 @@ class LinkGroups:
     velocity: np.ndarray
 
     @classmethod
-    def build(cls, geometry: BatchGeometry, layout: PaddedLayout, n_groups: int, dtype: np.dtype) -> LinkGroups:
+    def build(cls, geometry: BatchGeometry, layout: PaddedLayout, n_bins: int, dtype: np.dtype) -> LinkChunks:
         links, n_nodes = geometry.links, geometry.solid.size
-        group = geometry.profile_index.numpy()
-        order = np.argsort(group, kind="stable")
+        bins = geometry.profile_index.numpy()
+        order = np.argsort(bins, kind="stable")
+        bin_start = np.searchsorted(bins[order], np.arange(n_bins + 1))
+        chunk_start = np.concatenate([np.arange(first, end, kernels.LINKS_PER_CHUNK)
+                                      for first, end in zip(bin_start[:-1], bin_start[1:])] + [[len(order)]])
+        chunks_per_bin = -(-np.diff(bin_start) // kernels.LINKS_PER_CHUNK)
 
         def padded(entries, pushed: bool) -> np.ndarray:
             """(i, node) of unpadded [Q * N] entries -> flat padded index; pushed: where the push put f_i*(node)."""
             direction, node = layout.flat(entries.numpy()[order], n_nodes)
             return direction * layout.size + node + (layout.offsets[direction] if pushed else 0)
 
-        return cls(np.searchsorted(group[order], np.arange(n_groups + 1)), padded(links.source, True),
+        return cls(chunk_start.astype(np.int64), np.concatenate([[0], np.cumsum(chunks_per_bin)]).astype(np.int64),
+                   padded(links.source, True),
                    padded(links.second, True), padded(links.target, False),
                    links.first_weight.numpy()[order].astype(dtype), links.second_weight.numpy()[order].astype(dtype),
                    geometry.rest_exchange.numpy()[order], links.velocity.numpy()[order].astype(np.float64))
@@ -115,13 +123,13 @@ def run_cuda(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
     geometry = batch_geometry(setup, bodies, "cpu")
     layout = PaddedLayout.build(lattice, n_bodies, tuple(setup.grid))
     position = layout.position
-    n_groups = n_bodies * setup.profile_bins
-    links = LinkGroups.build(geometry, layout, n_groups, dtype)
+    n_bins = n_bodies * setup.profile_bins
+    links = LinkChunks.build(geometry, layout, n_bins, dtype)
     face = FaceNodes.build(setup, geometry, position, dtype)
     start, stop = int(position.min()), int(position.max()) + 1
 
     to_device = lambda array: cuda.to_device(np.ascontiguousarray(array))
-    d_links = {name: to_device(getattr(links, name)) for name in LinkGroups.__dataclass_fields__}
+    d_links = {name: to_device(getattr(links, name)) for name in LinkChunks.__dataclass_fields__}
     d_face = {name: to_device(getattr(face, name)) for name in FaceNodes.__dataclass_fields__}
     c, w = to_device(lattice.c.astype(np.float64)), to_device(lattice.w.astype(np.float64))
     weights, opposite = to_device(lattice.w.astype(dtype)), to_device(lattice.opposite.astype(np.int64))
@@ -131,13 +139,14 @@ def run_cuda(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
     buffers = [to_device(np.broadcast_to(lattice.w.astype(dtype)[:, None], (q, layout.size))) for _ in range(2)]
     flat = [buffer.reshape(-1) for buffer in buffers]
     reflected = cuda.device_array(len(links.source), dtype=dtype)
-    group_force = cuda.device_array((n_groups, dim))
+    n_chunks = len(links.chunk_start) - 1
+    chunk_force, bin_force = cuda.device_array((n_chunks, dim)), cuda.device_array((n_bins, dim))
     forces = to_device(np.zeros((setup.steps, n_bodies, dim)))
-    profile = to_device(np.zeros(n_groups))
+    profile = to_device(np.zeros(n_bins))
     rho_sum, u_sum = to_device(np.zeros(layout.size)), to_device(np.zeros((dim, layout.size)))
     plain, averaging = (kernels.fused_kernel(setup.lattice, setup.collision, flag) for flag in (False, True))
     first_averaged = setup.steps - setup.average_steps
-    face_threads = len(links.source) + len(face.wall_nodes) + len(face.free_nodes) + n_bodies
+    face_threads = len(links.source) + len(face.wall_nodes) + len(face.free_nodes) + n_bins
     state = [0, 1]
 
     def advance(step: int) -> None:
@@ -145,17 +154,17 @@ def run_cuda(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
         average = step >= first_averaged
         launch(averaging if average else plain, stop - start, buffers[f], buffers[g], rho_sum, u_sum, start, stop,
                offsets, coef)
-        launch(kernels.gather_links, n_groups, flat[g], d_links["group_start"], d_links["source"], d_links["second"],
+        launch(kernels.gather_links, n_chunks, flat[g], d_links["chunk_start"], d_links["source"], d_links["second"],
                d_links["first_weight"], d_links["second_weight"], d_links["rest"], d_links["velocity"], reflected,
-               group_force)
+               chunk_force)
         launch(kernels.faces, face_threads, buffers[f], buffers[g], flat[g], d_links["target"], reflected,
-               d_face["wall_nodes"], d_face["wall_sides"], d_face["wall_moving"], d_face["free_nodes"], group_force,
-               forces, profile, step, average, speeds, c, w, opposite, offsets)
+               d_face["wall_nodes"], d_face["wall_sides"], d_face["wall_moving"], d_face["free_nodes"],
+               d_links["bin_chunk_start"], chunk_force, bin_force, profile, step, average, speeds, c, w, opposite, offsets)
         if len(face.side_nodes):
             launch(kernels.free_stream, len(face.side_nodes), buffers[g], d_face["side_nodes"], step, speeds, c, w)
-        launch(kernels.ends, len(face.end_positions) + len(face.dead), buffers[g], d_face["end_positions"],
+        launch(kernels.ends, len(face.end_positions) + len(face.dead) + n_bodies, buffers[g], d_face["end_positions"],
                d_face["end_inners"], d_face["inflow"], d_face["is_inlet"], d_face["reset_position"],
-               d_face["reset_inner"], d_face["dead"], step, speeds, c, w, weights)
+               d_face["reset_inner"], d_face["dead"], bin_force, forces, step, speeds, c, w, weights)
         state.reverse()
 
     # compiles the averaging kernel (on no nodes) and, in step 0, the rest, outside the clock

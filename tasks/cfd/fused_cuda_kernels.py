@@ -3,15 +3,19 @@
 A step is four launches (five in 3D), each a barrier the next one needs:
 1. `fused_kernel`: collide + push + running averages, one thread per node of the span; the node
    update is the CPU kernel's generated source (fused_kernel.node_update_lines), indexed for CUDA.
-2. `gather_links`: one thread per (body, profile bin) walks its links in a fixed order, reading
-   every bounce-back population before any is written (launch 3 writes them), and sums the
-   momentum exchange into its own float64 slot: no atomics, so the same inputs give the same bits.
-3. `faces`: link writes, wall rows (bottom, top), free-stream rows, and per body the sums of its
-   bins into forces [steps, B, D] and, on averaging steps, the profile; every thread writes
+2. `gather_links`: links sorted by (body, profile bin) and cut into chunks of at most
+   LINKS_PER_CHUNK; one thread per chunk reads its bounce-back populations (all of them are read
+   before launch 3 writes any) and sums the momentum exchange into its own float64 slot.
+3. `faces`: link writes, wall rows (bottom, top), free-stream rows, and one thread per bin summing
+   its chunks (and, on averaging steps, adding the bin's drag to the profile); every thread writes
    populations no other thread of the launch reads or writes.
 4. (3D) `free_stream` on the side faces: after the wall rows, which read the side faces' row 0.
 5. `ends`: inlet and outlet (they read columns 1 and NX-2, so after 3-4), the reset of dead nodes
-   in those columns by the thread that read them, and of all other dead nodes.
+   in those columns by the thread that read them, and of all other dead nodes; one thread per body
+   summing its bins into forces [steps, B, D].
+Sums run in a fixed order at every level and no thread adds into another's slot (no atomics), so
+the same inputs give the same bits; the three levels keep each thread's serial work short (at
+most LINKS_PER_CHUNK links, a bin's chunks, K bins) where one thread per bin would walk thousands.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from .fused_kernel import coefficient_lines, node_update_lines
 from .lattice import get_lattice
 
 THREADS_PER_BLOCK = 64  # 32 resident blocks per SM fill a Hopper SM; fewer idle threads in the simulator
+LINKS_PER_CHUNK = 32
 
 
 def launch(kernel, threads: int, *args) -> None:
@@ -71,16 +76,16 @@ def _rest(g, n, weights):
 
 
 @cuda.jit
-def gather_links(g_flat, group_start, source, second, first_weight, second_weight, rest, velocity, reflected,
-                 group_force):
-    """Links sorted by group (body * K + bin), group_start [G + 1]: reflected[k] = w1 g[source] + w2 g[second];
-    group_force[group, a] = sum over the group's links of (exchange - rest exchange) c_a, in link order."""
-    group = cuda.grid(1)
-    if group >= group_force.shape[0]:
+def gather_links(g_flat, chunk_start, source, second, first_weight, second_weight, rest, velocity, reflected,
+                 chunk_force):
+    """Links of chunk c: chunk_start[c]..chunk_start[c + 1] - 1. reflected[k] = w1 g[source] + w2 g[second];
+    chunk_force[c, a] = sum over the chunk's links of (exchange - rest exchange) c_a, in link order."""
+    chunk = cuda.grid(1)
+    if chunk >= chunk_force.shape[0]:
         return
     three = velocity.shape[1] == 3
     s0, s1, s2 = 0.0, 0.0, 0.0
-    for k in range(group_start[group], group_start[group + 1]):
+    for k in range(chunk_start[chunk], chunk_start[chunk + 1]):
         hitting = g_flat[source[k]]
         value = first_weight[k] * hitting + second_weight[k] * g_flat[second[k]]
         reflected[k] = value
@@ -89,10 +94,10 @@ def gather_links(g_flat, group_start, source, second, first_weight, second_weigh
         s1 += exchange * velocity[k, 1]
         if three:
             s2 += exchange * velocity[k, 2]
-    group_force[group, 0] = s0
-    group_force[group, 1] = s1
+    chunk_force[chunk, 0] = s0
+    chunk_force[chunk, 1] = s1
     if three:
-        group_force[group, 2] = s2
+        chunk_force[chunk, 2] = s2
 
 
 @cuda.jit(device=True)
@@ -110,11 +115,11 @@ def _wall(f, g, n, side, wall_speed, c, w, opposite, offsets):
 
 
 @cuda.jit
-def faces(f, g, g_flat, target, reflected, wall_nodes, wall_sides, wall_moving, free_nodes, group_force, forces,
-          profile, step, averaging, speeds, c, w, opposite, offsets):
+def faces(f, g, g_flat, target, reflected, wall_nodes, wall_sides, wall_moving, free_nodes, bin_chunk_start,
+          chunk_force, bin_force, profile, step, averaging, speeds, c, w, opposite, offsets):
     """Thread ranges, in order: link writes g[target] = reflected; wall-row nodes; free-stream row nodes
-    (f_eq at rho 1 and the ramped speed); one thread per body summing its K bins into forces[step, b]
-    and, on averaging steps, adding each bin's drag to profile."""
+    (f_eq at rho 1 and the ramped speed); one thread per profile bin summing its chunks into bin_force
+    and, on averaging steps, adding the bin's drag to profile."""
     t = cuda.grid(1)
     speed = speeds[step]
     if t < target.shape[0]:
@@ -129,16 +134,14 @@ def faces(f, g, g_flat, target, reflected, wall_nodes, wall_sides, wall_moving, 
         _equilibrium(g, free_nodes[t], 1.0, speed, 0.0, 0.0, c, w)
         return
     t -= free_nodes.shape[0]
-    if t < forces.shape[1]:
-        bins = group_force.shape[0] // forces.shape[1]
-        for a in range(forces.shape[2]):
+    if t < bin_force.shape[0]:
+        for a in range(bin_force.shape[1]):
             total = 0.0
-            for k in range(t * bins, (t + 1) * bins):
-                total += group_force[k, a]
-            forces[step, t, a] = total
+            for chunk in range(bin_chunk_start[t], bin_chunk_start[t + 1]):
+                total += chunk_force[chunk, a]
+            bin_force[t, a] = total
         if averaging:
-            for k in range(t * bins, (t + 1) * bins):
-                profile[k] += group_force[k, 0]
+            profile[t] += bin_force[t, 0]
 
 
 @cuda.jit
@@ -150,10 +153,12 @@ def free_stream(g, nodes, step, speeds, c, w):
 
 
 @cuda.jit
-def ends(g, positions, inners, inflow, is_inlet, reset_position, reset_inner, dead, step, speeds, c, w, weights):
+def ends(g, positions, inners, inflow, is_inlet, reset_position, reset_inner, dead, bin_force, forces, step, speeds,
+         c, w, weights):
     """One thread per inlet/outlet node: inlet f_eq(rho of the inner node, u = (speed inflow, 0, 0)), outlet
     f_eq(rho = 1, u of the inner node); then rest weights where the node or its inner node is dead. Then one
-    thread per remaining dead node (not in the first or last two columns)."""
+    thread per remaining dead node (not in the first or last two columns), then one per body summing its K bins
+    into forces[step, b]."""
     t = cuda.grid(1)
     if t < positions.shape[0]:
         node, inner = positions[t], inners[t]
@@ -178,3 +183,12 @@ def ends(g, positions, inners, inflow, is_inlet, reset_position, reset_inner, de
     t -= positions.shape[0]
     if t < dead.shape[0]:
         _rest(g, dead[t], weights)
+        return
+    t -= dead.shape[0]
+    if t < forces.shape[1]:
+        bins = bin_force.shape[0] // forces.shape[1]
+        for a in range(forces.shape[2]):
+            total = 0.0
+            for k in range(t * bins, (t + 1) * bins):
+                total += bin_force[k, a]
+            forces[step, t, a] = total
