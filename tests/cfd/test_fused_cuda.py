@@ -4,7 +4,7 @@ numba reads NUMBA_ENABLE_CUDASIM once, at its import, and this process has impor
 already, so the simulated runs happen in one subprocess (`python -m tests.cfd.test_fused_cuda OUT`)
 that saves both engines' results; the tests compare them here. The simulator runs every CUDA thread
 as a Python thread (~0.3 ms of CPU each), hence grids of a few hundred nodes and a dozen steps
-(~13 s of CPU for this file).
+(~10 s of CPU for this file, measured).
 """
 from __future__ import annotations
 
