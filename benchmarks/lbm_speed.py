@@ -8,7 +8,8 @@ the rate), the faster of numpy's and torch's copy. Per case and engine: the bare
 inlet, outlet, forces; averaging on the last fifth of the steps). One thread on the CPU; shares
 of the roofline per wall second and per CPU second of the thread (CPU < wall means the shared
 cores were busy elsewhere; the short copy is least exposed to that).
-Medians of repeats. On a GPU (when present) the torch engine on larger grids as well.
+Medians of repeats. On a GPU (when present) larger grids on the torch and cuda engines, the cuda
+engine's shares also of the H200's nominal 4.8 TB/s (2 Q 4 bytes per float32 node update).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ CPU_CASES = (("D2Q9", 8, (120, 49)), ("D2Q9", 1, (440, 84)), ("D3Q19", 1, (64, 2
 GPU_CASES = (("D2Q9", 16, (1024, 512)), ("D3Q19", 1, (320, 96, 80)), ("D3Q19", 1, (512, 128, 128)))
 REPEATS = 5
 TARGETS = {"kernel": 0.80, "step": 0.45}  # numba on the CPU, shares of the copy roofline (issue 17)
+H200_BYTES_PER_S = 4.8e12  # nominal HBM3e bandwidth, the figure issue 17 asks the cuda engine's share of
 
 
 def _synchronize(device: str) -> None:
@@ -96,6 +98,25 @@ def numba_kernel(lattice, batch: int, grid: tuple[int, ...]):
     return kernel
 
 
+def cuda_kernel(lattice, batch: int, grid: tuple[int, ...]):
+    from numba import cuda  # only on a GPU machine
+
+    from tasks.cfd.fused_cuda_kernels import fused_kernel, launch
+
+    layout = PaddedLayout.build(lattice, batch, grid)
+    buffers = [cuda.to_device(np.random.rand(lattice.q, layout.size).astype(np.float32) * 0.1 + 0.1) for _ in range(2)]
+    rho_sum, u_sum = cuda.to_device(np.zeros(layout.size)), cuda.to_device(np.zeros((lattice.dim, layout.size)))
+    start, stop = int(layout.position.min()), int(layout.position.max()) + 1
+    offsets, coef = cuda.to_device(layout.offsets), cuda.to_device(coefficients(lattice.name, "bgk", 1 / 0.6, np.float32))
+    step = fused_kernel(lattice.name, "bgk", False)
+
+    def kernel():
+        launch(step, stop - start, *buffers, rho_sum, u_sum, start, stop, offsets, coef)
+        buffers.reverse()
+
+    return kernel
+
+
 def solver_mlups(lattice_name: str, batch: int, grid: tuple[int, ...], device: str, engine: str, steps: int) -> dict:
     centre = tuple(n / 3 if a == 0 else n / 2 for a, n in enumerate(grid))
     setup = LBMSetup(lattice=lattice_name, grid=grid, nu=0.02, u_lat=0.05, steps=steps, average_steps=steps // 5,
@@ -115,6 +136,8 @@ def measure(lattice_name: str, batch: int, grid: tuple[int, ...], device: str, s
     engines = {"torch": torch_kernel(lattice, batch, grid, device)}
     if device == "cpu":
         engines["numba"] = numba_kernel(lattice, batch, grid)
+    else:
+        engines["cuda"] = cuda_kernel(lattice, batch, grid)
     for engine, kernel in engines.items():
         wall, cpu = _median_seconds(kernel, steps, device)
         solver_steps = max(50, min(1000, round(3e7 / nodes))) if engine == "numba" else max(20, round(2e6 / nodes))
@@ -133,6 +156,13 @@ def measure(lattice_name: str, batch: int, grid: tuple[int, ...], device: str, s
               f"step {solver['mlups']:.1f} ({100 * row[engine]['step_fraction_of_roofline']:.0f}%); per CPU second "
               f"{100 * row[engine]['kernel_fraction_of_roofline_cpu']:.0f}% / "
               f"{100 * row[engine]['step_fraction_of_roofline_cpu']:.0f}%", flush=True)
+        if engine == "cuda":
+            nominal_mlups = H200_BYTES_PER_S / (2 * lattice.q * 4) / 1e6
+            row[engine] |= {"kernel_fraction_of_h200_nominal": row[engine]["kernel_mlups"] / nominal_mlups,
+                            "step_fraction_of_h200_nominal": solver["mlups"] / nominal_mlups}
+            print(f"    of the H200's 4.8 TB/s ({nominal_mlups:.0f} MLUPS): kernel "
+                  f"{100 * row[engine]['kernel_fraction_of_h200_nominal']:.0f}%, step "
+                  f"{100 * row[engine]['step_fraction_of_h200_nominal']:.0f}%", flush=True)
     return row
 
 

@@ -101,28 +101,23 @@ def _signed_sum(terms: list[tuple[int, str]]) -> str:
     return (text[3:] if text.startswith(" + ") else "-" + text[3:]) if text else "0"
 
 
-def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
-    """Python source of `step(f_0..f_Q-1, g_0..g_Q-1, rho_sum, u_0..u_D-1, start, stop, offsets, coef)`:
-    f_i, g_i the direction rows of the two buffers; nodes start..stop-1 collide and push by
-    offsets[i]. The span runs from the first to the last real node, padding in between included:
-    a padding node pushes only into face populations, which the boundary conditions overwrite, and
-    one long loop beats a loop per row (slicing Q rows per grid row cost more than the row)."""
+def coefficient_lines(lattice_name: str, collision: str) -> list[str]:
+    """`k<slot> = coef[<slot>]` for every coefficient slot, then `one = coef[<count>]`."""
+    count = coefficient_slots(lattice_name, collision).count
+    return [f"k{k} = coef[{k}]" for k in range(count)] + [f"one = coef[{count}]"]
+
+
+def node_update_lines(lattice_name: str, collision: str, averaging: bool, load: str = "src{i}[n]",
+                      store: str = "dst{i}[n]", rho_sum: str = "rs[n]", u_sum: str = "us{a}[n]") -> list[str]:
+    """The update of one node: read f_i from `load`, write f*_i to `store` (both formatted with the
+    direction i), on averaging steps add rho and u_a to `rho_sum` and `u_sum` (formatted with a).
+    Shared by the CPU loop (kernel_source) and the CUDA kernel (fused_cuda_kernels), which index
+    differently."""
     lattice = get_lattice(lattice_name)
     q, dim, c = lattice.q, lattice.dim, lattice.c
     layout = coefficient_slots(lattice_name, collision)
     moments = ["rho", *(f"j{a}" for a in range(dim)), *(f"p{a}{b}" for a, b in _pairs(dim))]
-    arrays = [f"f{i}_" for i in range(q)] + [f"g{i}_" for i in range(q)] + ["rho_sum"] + [f"u{a}_" for a in range(dim)]
-    lines = [f"def step({', '.join(arrays)}, start, stop, offsets, coef):"]
-    lines += [f"    o{i} = offsets[{i}]" for i in range(q)]
-    lines += [f"    k{k} = coef[{k}]" for k in range(layout.count)]
-    lines.append(f"    one = coef[{layout.count}]")
-    lines += [f"    src{i} = f{i}_[start:stop]" for i in range(q)]
-    lines += [f"    dst{i} = g{i}_[start + o{i}:stop + o{i}]" for i in range(q)]
-    if averaging:
-        lines += ["    rs = rho_sum[start:stop]"]
-        lines += [f"    us{a} = u{a}_[start:stop]" for a in range(dim)]
-    lines.append("    for n in range(stop - start):")
-    body = [f"f{i} = src{i}[n]" for i in range(q)]
+    body = [f"f{i} = {load.format(i=i)}" for i in range(q)]
     body.append("rho = " + " + ".join(f"f{i}" for i in range(q)))
     body += [f"j{a} = " + _signed_sum([(int(c[i, a]), f"f{i}") for i in range(q)]) for a in range(dim)]
     body.append("inv = one / rho")
@@ -130,11 +125,32 @@ def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
     for i in range(q):
         terms = [f"k0 * f{i}"] if layout.a is None else [f"k{slot} * f{j}" for (row, j), slot in layout.a.items() if row == i]
         terms += [f"k{slot} * {moments[m]}" for (row, m), slot in layout.b.items() if row == i]
-        body.append(f"dst{i}[n] = " + " + ".join(terms))
+        body.append(f"{store.format(i=i)} = " + " + ".join(terms))
     if averaging:
-        body.append("rs[n] += rho")
-        body += [f"us{a}[n] += j{a} * inv" for a in range(dim)]
-    lines += [f"        {line}" for line in body]
+        body.append(f"{rho_sum} += rho")
+        body += [f"{u_sum.format(a=a)} += j{a} * inv" for a in range(dim)]
+    return body
+
+
+def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
+    """Python source of `step(f_0..f_Q-1, g_0..g_Q-1, rho_sum, u_0..u_D-1, start, stop, offsets, coef)`:
+    f_i, g_i the direction rows of the two buffers; nodes start..stop-1 collide and push by
+    offsets[i]. The span runs from the first to the last real node, padding in between included:
+    a padding node pushes only into face populations, which the boundary conditions overwrite, and
+    one long loop beats a loop per row (slicing Q rows per grid row cost more than the row)."""
+    lattice = get_lattice(lattice_name)
+    q, dim = lattice.q, lattice.dim
+    arrays = [f"f{i}_" for i in range(q)] + [f"g{i}_" for i in range(q)] + ["rho_sum"] + [f"u{a}_" for a in range(dim)]
+    lines = [f"def step({', '.join(arrays)}, start, stop, offsets, coef):"]
+    lines += [f"    o{i} = offsets[{i}]" for i in range(q)]
+    lines += [f"    {line}" for line in coefficient_lines(lattice_name, collision)]
+    lines += [f"    src{i} = f{i}_[start:stop]" for i in range(q)]
+    lines += [f"    dst{i} = g{i}_[start + o{i}:stop + o{i}]" for i in range(q)]
+    if averaging:
+        lines += ["    rs = rho_sum[start:stop]"]
+        lines += [f"    us{a} = u{a}_[start:stop]" for a in range(dim)]
+    lines.append("    for n in range(stop - start):")
+    lines += [f"        {line}" for line in node_update_lines(lattice_name, collision, averaging)]
     return "\n".join(lines) + "\n"
 
 

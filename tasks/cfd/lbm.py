@@ -39,7 +39,7 @@ GROUNDS = ("moving", "wall", "none")
 TOPS = ("free_stream", "wall")
 INFLOWS = ("uniform", "parabolic")
 DTYPES = ("float32", "float64")
-ENGINES = ("auto", "numba", "torch")
+ENGINES = ("auto", "numba", "torch", "cuda")
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,8 @@ class LBMSetup:
     inflow: "uniform" or "parabolic" (2D channel between bottom and top walls, Schafer-Turek).
     profile_bins: K bins of the streamwise drag build-up profile.
     engine: "numba" (fused CPU solver, tasks/cfd/fused.py), "torch" (tensor operations, CPU or GPU:
-        the reference) or "auto" (numba on the CPU, torch on a GPU).
+        the reference), "cuda" (fused GPU kernels, tasks/cfd/fused_cuda.py: needs a CUDA device or
+        numba's CUDA simulator) or "auto" (numba on the CPU, torch on a GPU).
     """
 
     lattice: str = "D2Q9"
@@ -162,6 +163,16 @@ def validate_setup(setup: LBMSetup) -> None:
                          f"{setup.lattice}, ground={setup.ground!r}, top={setup.top!r}")
     if setup.engine == "numba" and resolve_device(setup.device) != "cpu":
         raise ValueError(f"engine: 'numba' runs on the CPU only, got device={setup.device!r}")
+    if setup.engine == "cuda" and not (_cuda_simulated() or resolve_device(setup.device).startswith("cuda")):
+        raise ValueError(f"engine: 'cuda' needs a CUDA device (or numba's simulator, NUMBA_ENABLE_CUDASIM=1), got "
+                         f"device={setup.device!r}")
+
+
+def _cuda_simulated() -> bool:
+    """numba's CUDA simulator is on (set at numba's import; numba is imported only when asked about)."""
+    import numba
+
+    return bool(numba.config.ENABLE_CUDASIM)
 
 
 def node_coordinates(grid: Sequence[int]) -> np.ndarray:
@@ -267,7 +278,8 @@ def assemble_result(setup: LBMSetup, bodies: Sequence[Body], geometry: BatchGeom
 
 
 def engine_of(setup: LBMSetup) -> str:
-    """"numba" (the fused CPU solver) or "torch" (the reference, and the GPU path) for `setup`."""
+    """"numba" (the fused CPU solver), "torch" (the reference, and the GPU path of "auto": the cuda
+    engine has not run on hardware yet) or "cuda" (asked for) for `setup`."""
     if setup.engine != "auto":
         return setup.engine
     return "numba" if resolve_device(setup.device) == "cpu" else "torch"
@@ -281,6 +293,10 @@ def run_lbm(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
         from .fused import run_fused  # numba's import and kernel load only where the fused solver runs
 
         return run_fused(setup, bodies)
+    if engine_of(setup) == "cuda":
+        from .fused_cuda import run_cuda
+
+        return run_cuda(setup, bodies)
     return run_torch(setup, bodies)
 
 
