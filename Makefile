@@ -10,7 +10,7 @@ export MLFLOW_DISABLE_TELEMETRY := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: install run test test-slow server-start server-stop benchmark lock clean image base-image
+.PHONY: install run test test-slow server-start server-stop benchmark gpu-check lock clean image base-image
 
 install: $(STAMP)
 
@@ -45,6 +45,13 @@ server-stop: install
 benchmark: install
 	$(BIN)/papers server start
 	$(BIN)/python -m benchmarks
+
+# On a GPU runner (with a package index): unidrag's cuda LBM engine, its extra installed, against the torch
+# solver on the GPU, then the LBM benchmark's rows with the GPU cases (share of the H200's 4.8 TB/s).
+gpu-check: install
+	$(BIN)/pip install --quiet -e ".[gpu]"
+	$(BIN)/python -m pytest -q tests/cfd/test_fused_cuda.py
+	$(BIN)/python -m benchmarks.lbm_speed
 
 # The container image localhost/papers:$(TORCH) (podman; base and pip sources chosen for this machine, see
 # stages/container.py); base-image makes the Debian-mirror base that `image` uses when no registry answers.

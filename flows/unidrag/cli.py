@@ -87,29 +87,32 @@ def cylinder(
     u_max: float = typer.Option(0.1, "--u-max", help="Peak inflow speed in lattice units."),
     dtype: str = typer.Option("float32", help=f"One of {', '.join(DTYPE_CHOICES)}."),
     device: str = typer.Option("auto", help="auto, cpu or cuda."),
+    engine: str = typer.Option("auto", help="auto (numba on the CPU, torch on a GPU), numba, torch or cuda (fused "
+                               "GPU kernels: needs a GPU and `pip install -e \".[gpu]\"`)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Schafer-Turek cylinder in a channel: Cd, Cl, pressure difference, recirculation length (or
     Strouhal number) next to the reference values."""
-    from tasks.cfd.lbm import BOUNCE_BACKS, COLLISIONS, DTYPES
+    from tasks.cfd.lbm import BOUNCE_BACKS, COLLISIONS, DTYPES, ENGINES
     from tasks.cfd.validation import cylinder_channel, schafer_turek_cylinder
 
     _check_choice(collision, COLLISIONS, "--collision")
     _check_choice(dtype, DTYPES, "--dtype")
+    _check_choice(engine, ENGINES, "--engine")
     device = _check_lattice(re, diameter_cells, lambda d: math.prod(cylinder_channel(d)[0]), steps, 10, device)
     if not (math.isfinite(u_max) and 0 < u_max < 0.6):
         raise InputError(f"--u-max: must be in (0, 0.6) lattice units, got {u_max}")
     single_torch_thread()
     try:
         result = schafer_turek_cylinder(re, diameter_cells, steps, BOUNCE_BACKS[0] if halfway else BOUNCE_BACKS[1],
-                                        collision, u_max, dtype, device)
+                                        collision, u_max, dtype, device, engine)
     except ValueError as error:  # the solver's own check of the case (e.g. tau <= 0.5 at too high a Re)
         raise InputError(f"cfd cylinder: {error}") from None
     if as_json:
         print(json.dumps({key: result[key] for key in CYLINDER_KEYS} | {"details": result}))
         return
     _print_table(f"Schafer-Turek cylinder, Re {re:g}, D = {diameter_cells} cells, {result['steps']} steps, "
-                 f"{result['bounce_back']} ({result['mlups']:.1f} MLUPS)",
+                 f"{result['bounce_back']}, {result['engine']} engine ({result['mlups']:.1f} MLUPS)",
                  {key: result[key] for key in ("cl_mean", *CYLINDER_KEYS)}, result["reference"] or {},
                  result["relative_error"])
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .fields import fluid_nodes, interpolate_fluid
 from .lattice import CS2
-from .lbm import Body, LBMResult, LBMSetup, run_lbm
+from .lbm import Body, LBMResult, LBMSetup, engine_of, run_lbm
 
 SCHAFER_TUREK = {
     20: {"cd_mean": 5.5795, "cl_max": 0.0106, "dp": 0.1175, "recirculation_length": 0.0846},
@@ -113,7 +113,7 @@ def schafer_turek_cylinder(re: float = 20, diameter_cells: int = 10, steps: int 
     reference = SCHAFER_TUREK.get(int(re)) if float(re).is_integer() else None
     errors = {k: (metrics[k] - v) / v for k, v in (reference or {}).items() if metrics.get(k) is not None}
     return {**metrics, "re": re, "diameter_cells": diameter_cells, "steps": steps, "bounce_back": bounce_back,
-            "collision": collision, "tau": 3 * setup.nu + 0.5, "grid": list(grid), "mlups": result.mlups,
+            "collision": collision, "engine": engine_of(setup), "tau": 3 * setup.nu + 0.5, "grid": list(grid), "mlups": result.mlups,
             "wall_time_s": result.wall_time_s, "diverged": bool(result.diverged[0]),
             "reference": reference, "relative_error": errors}
 

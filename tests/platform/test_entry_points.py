@@ -143,6 +143,8 @@ def test_cfd_cases(tmp_path):
         bad(("cfd", "cylinder", "--u-max", "5"), "--u-max"),
         bad(("cfd", "cylinder", "--device", "tpu"), "--device", "tpu"),
         bad(("cfd", "cylinder", "--collision", "mrt"), "--collision", "mrt"),
+        bad(("cfd", "cylinder", "--engine", "fortran"), "--engine", "fortran"),
+        bad(("cfd", "cylinder", "--engine", "cuda", "--device", "cpu"), "engine: 'cuda' needs a CUDA device"),
     ])
 
 
