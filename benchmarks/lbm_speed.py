@@ -87,9 +87,8 @@ def numba_kernel(lattice, batch: int, grid: tuple[int, ...]):
     layout = PaddedLayout.build(lattice, batch, grid)
     buffers = [np.random.rand(lattice.q, layout.size).astype(np.float32) * 0.1 + 0.1 for _ in range(2)]
     sums = np.zeros((1 + lattice.dim, layout.size))
-    span = (int(layout.position.min()), int(layout.position.max()) + 1)
     coef = coefficients(lattice.name, "bgk", 1 / 0.6, np.float32)
-    step = compiled_solver(lattice.name, "bgk").step_plain
+    step, span = compiled_solver(lattice.name, "bgk").step_plain, layout.span
 
     def kernel():
         step(*buffers[0], *buffers[1], *sums, *span, layout.offsets, coef)
@@ -106,7 +105,7 @@ def cuda_kernel(lattice, batch: int, grid: tuple[int, ...]):
     layout = PaddedLayout.build(lattice, batch, grid)
     buffers = [cuda.to_device(np.random.rand(lattice.q, layout.size).astype(np.float32) * 0.1 + 0.1) for _ in range(2)]
     rho_sum, u_sum = cuda.to_device(np.zeros(layout.size)), cuda.to_device(np.zeros((lattice.dim, layout.size)))
-    start, stop = int(layout.position.min()), int(layout.position.max()) + 1
+    start, stop = layout.span
     offsets, coef = cuda.to_device(layout.offsets), cuda.to_device(coefficients(lattice.name, "bgk", 1 / 0.6, np.float32))
     step = fused_kernel(lattice.name, "bgk", False)
 

@@ -42,9 +42,34 @@ class PaddedLayout:
         return cls(np.ascontiguousarray(position), (lattice.c @ np.array(strides)).astype(np.int64),
                    int(np.prod(padded)))
 
-    def flat(self, entries: np.ndarray, n_nodes: int) -> np.ndarray:
-        """Indices i * N + node into unpadded [Q * N] populations -> (i, padded position)."""
-        return entries // n_nodes, self.position.ravel()[entries % n_nodes]
+    def index(self, entries: np.ndarray, n_nodes: int, pushed: bool) -> np.ndarray:
+        """Indices i * N + node into unpadded [Q * N] populations -> flat padded indices i * size +
+        position; pushed: where the push pass put f_i*(node), at position + offsets[i]."""
+        direction, node = entries // n_nodes, self.position.ravel()[entries % n_nodes]
+        return direction * self.size + node + (self.offsets[direction] if pushed else 0)
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """(first, last + 1) flat position of the real nodes: the range the collide + push pass runs over."""
+        return int(self.position.min()), int(self.position.max()) + 1
+
+    def side_nodes(self) -> np.ndarray:
+        """The 3D side faces (y = 0 and y = NY - 1), free stream; empty in 2D."""
+        if self.position.ndim != 4:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([self.position[:, :, 0].ravel(), self.position[:, :, -1].ravel()])
+
+
+def inflow_profile(setup: LBMSetup) -> np.ndarray:
+    """The inlet speed factor along z [NZ] (float64 of the setup's dtype, as run_torch rounds it)."""
+    nz, dtype = setup.grid[-1], np.dtype(setup.dtype)
+    profile = parabolic_profile(nz, 1.0).numpy().astype(dtype) if setup.inflow == "parabolic" else np.ones(nz, dtype)
+    return profile.astype(np.float64)
+
+
+def ramped_speeds(setup: LBMSetup) -> np.ndarray:
+    """The inlet (and moving ground) speed of every step, faces.ramped_speed's values."""
+    return np.array([ramped_speed(step, setup.u_lat, setup.ramp_steps) for step in range(setup.steps)])
 
 
 def run_fused(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
@@ -57,25 +82,18 @@ def run_fused(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
     n_nodes = geometry.solid.size
 
     links = geometry.links
-    direction, node = layout.flat(links.source.numpy(), n_nodes)
-    source = direction * size + node + offsets[direction]  # f_i*(x_f) after the push
-    second_direction, second_node = layout.flat(links.second.numpy(), n_nodes)
-    second = second_direction * size + second_node + offsets[second_direction]
-    target_direction, target_node = layout.flat(links.target.numpy(), n_nodes)
-    target = target_direction * size + target_node
+    source = layout.index(links.source.numpy(), n_nodes, pushed=True)  # f_i*(x_f) after the push
+    second = layout.index(links.second.numpy(), n_nodes, pushed=True)
+    target = layout.index(links.target.numpy(), n_nodes, pushed=False)
     link_args = (source, second, target, links.first_weight.numpy().astype(dtype),
                  links.second_weight.numpy().astype(dtype), geometry.rest_exchange.numpy(), links.body.numpy(),
                  links.velocity.numpy().astype(np.float64), geometry.profile_index.numpy(), np.empty(len(source), dtype))
 
     c, w = lattice.c.astype(np.float64), lattice.w.astype(np.float64)
-    span = (int(position.min()), int(position.max()) + 1)
-    inflow = parabolic_profile(grid[-1], 1.0).numpy().astype(dtype) if setup.inflow == "parabolic" \
-        else np.ones(grid[-1], dtype=dtype)
-    sides = np.concatenate([position[:, :, 0].ravel(), position[:, :, -1].ravel()]) if dim == 3 \
-        else np.zeros(0, dtype=np.int64)
     nodes = (position[..., 0].ravel(), position[..., -1].ravel(), position[..., 1].ravel(), position[..., -2].ravel(),
-             sides, position[:, 0].ravel(), position[:, 1].ravel(), position[:, -1].ravel(), position[:, -2].ravel(),
-             np.broadcast_to(inflow.astype(np.float64), position[:, 0].shape).ravel().copy(), position[geometry.dead])
+             layout.side_nodes(), position[:, 0].ravel(), position[:, 1].ravel(), position[:, -1].ravel(),
+             position[:, -2].ravel(), np.broadcast_to(inflow_profile(setup), position[:, 0].shape).ravel().copy(),
+             position[geometry.dead])
     lattice_arrays = (offsets, c, w, lattice.opposite.astype(np.int64), np.flatnonzero(lattice.c[:, -1] == -1),
                       np.flatnonzero(lattice.c[:, -1] == 1))
     ground = {"none": bc.GROUND_NONE, "wall": bc.GROUND_WALL, "moving": bc.GROUND_MOVING}[setup.ground]
@@ -83,12 +101,12 @@ def run_fused(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
     buffers = np.empty((2, q, size), dtype=dtype)
     buffers[:] = lattice.w.astype(dtype)[:, None]
     coef = coefficients(setup.lattice, setup.collision, 1.0 / relaxation_time(setup), dtype)
-    speeds = np.array([ramped_speed(step, setup.u_lat, setup.ramp_steps) for step in range(setup.steps)])
+    speeds = ramped_speeds(setup)
     forces = np.zeros((setup.steps, n_bodies, dim))
     profile = np.zeros(n_bodies * setup.profile_bins)
     rho_sum, u_sum = np.zeros(size), np.zeros((dim, size))
     time_loop = compiled_solver(setup.lattice, setup.collision).time_loop
-    arguments = (setup.steps - setup.average_steps, *span, offsets, coef, rho_sum, u_sum, speeds, forces, profile,
+    arguments = (setup.steps - setup.average_steps, *layout.span, offsets, coef, rho_sum, u_sum, speeds, forces, profile,
                  link_args, nodes, lattice_arrays, ground, setup.top == "wall")
     time_loop(buffers, 0, 1, *arguments)  # step 0 outside the clock: the first call compiles or loads the loop
     started = time.perf_counter()

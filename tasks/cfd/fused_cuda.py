@@ -3,7 +3,7 @@
 Same buffers as the fused CPU solver (tasks/cfd/fused.py's PaddedLayout: [Q, B * prod(grid + 2)]),
 same boundary conditions in the same order, as the kernels of fused_cuda_kernels (four launches a
 step in 2D, five in 3D). Everything stays on the device during the loop: the ramped speed of every
-step is precomputed (faces.ramped_speed, so the values are those of the CPU solvers), forces go to
+step is precomputed (fused.ramped_speeds, so the values are those of the CPU solvers), forces go to
 a [steps, B, D] device array, averages and the profile accumulate in float64 on the device.
 Deterministic: no atomics; forces sum chunks of links, bins and bodies, each in a fixed order.
 The only host-device transfers are `cuda.to_device` before the loop and `copy_to_host` after it,
@@ -20,8 +20,7 @@ import numpy as np
 from numba import cuda
 
 from . import fused_cuda_kernels as kernels
-from .faces import parabolic_profile, ramped_speed
-from .fused import PaddedLayout
+from .fused import PaddedLayout, inflow_profile, ramped_speeds
 from .fused_cuda_kernels import launch
 from .fused_kernel import coefficients
 from .lattice import get_lattice
@@ -54,14 +53,9 @@ class LinkChunks:
                                       for first, end in zip(bin_start[:-1], bin_start[1:])] + [[len(order)]])
         chunks_per_bin = -(-np.diff(bin_start) // kernels.LINKS_PER_CHUNK)
 
-        def padded(entries, pushed: bool) -> np.ndarray:
-            """(i, node) of unpadded [Q * N] entries -> flat padded index; pushed: where the push put f_i*(node)."""
-            direction, node = layout.flat(entries.numpy()[order], n_nodes)
-            return direction * layout.size + node + (layout.offsets[direction] if pushed else 0)
-
+        padded = lambda entries, pushed: layout.index(entries.numpy()[order], n_nodes, pushed)
         return cls(chunk_start.astype(np.int64), np.concatenate([[0], np.cumsum(chunks_per_bin)]).astype(np.int64),
-                   padded(links.source, True),
-                   padded(links.second, True), padded(links.target, False),
+                   padded(links.source, True), padded(links.second, True), padded(links.target, False),
                    links.first_weight.numpy()[order].astype(dtype), links.second_weight.numpy()[order].astype(dtype),
                    geometry.rest_exchange.numpy()[order], links.velocity.numpy()[order].astype(np.float64))
 
@@ -86,7 +80,8 @@ class FaceNodes:
     dead: np.ndarray
 
     @classmethod
-    def build(cls, setup: LBMSetup, geometry: BatchGeometry, position: np.ndarray, dtype: np.dtype) -> FaceNodes:
+    def build(cls, setup: LBMSetup, geometry: BatchGeometry, layout: PaddedLayout) -> FaceNodes:
+        position = layout.position
         walls, free = [], []
         if setup.ground == "none":
             free.append(position[..., 0].ravel())
@@ -96,21 +91,17 @@ class FaceNodes:
             walls.append((position[..., -2].ravel(), 1.0, 0.0))
         else:
             free.append(position[..., -1].ravel())
-        sides = (np.concatenate([position[:, :, 0].ravel(), position[:, :, -1].ravel()]) if position.ndim == 4
-                 else np.zeros(0, dtype=np.int64))
-        nz = setup.grid[-1]
-        profile_z = (parabolic_profile(nz, 1.0).numpy().astype(dtype) if setup.inflow == "parabolic"
-                     else np.ones(nz, dtype=dtype)).astype(np.float64)
         inlet_count = position[:, 0].size
         dead = geometry.dead
         return cls(
             wall_nodes=np.concatenate([nodes for nodes, _, _ in walls] or [np.zeros(0, dtype=np.int64)]),
             wall_sides=np.concatenate([np.full(len(nodes), side) for nodes, side, _ in walls] or [np.zeros(0)]),
             wall_moving=np.concatenate([np.full(len(nodes), moving) for nodes, _, moving in walls] or [np.zeros(0)]),
-            free_nodes=np.concatenate(free or [np.zeros(0, dtype=np.int64)]), side_nodes=sides,
+            free_nodes=np.concatenate(free or [np.zeros(0, dtype=np.int64)]), side_nodes=layout.side_nodes(),
             end_positions=np.concatenate([position[:, 0].ravel(), position[:, -1].ravel()]),
             end_inners=np.concatenate([position[:, 1].ravel(), position[:, -2].ravel()]),
-            inflow=np.concatenate([np.broadcast_to(profile_z, position[:, 0].shape).ravel(), np.zeros(inlet_count)]),
+            inflow=np.concatenate([np.broadcast_to(inflow_profile(setup), position[:, 0].shape).ravel(),
+                                   np.zeros(inlet_count)]),
             is_inlet=np.arange(2 * inlet_count) < inlet_count,
             reset_position=np.concatenate([dead[:, 0].ravel(), dead[:, -1].ravel()]),
             reset_inner=np.concatenate([dead[:, 1].ravel(), dead[:, -2].ravel()]),
@@ -125,8 +116,8 @@ def run_cuda(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
     position = layout.position
     n_bins = n_bodies * setup.profile_bins
     links = LinkChunks.build(geometry, layout, n_bins, dtype)
-    face = FaceNodes.build(setup, geometry, position, dtype)
-    start, stop = int(position.min()), int(position.max()) + 1
+    face = FaceNodes.build(setup, geometry, layout)
+    start, stop = layout.span
 
     to_device = lambda array: cuda.to_device(np.ascontiguousarray(array))
     d_links = {name: to_device(getattr(links, name)) for name in LinkChunks.__dataclass_fields__}
@@ -135,7 +126,7 @@ def run_cuda(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
     weights, opposite = to_device(lattice.w.astype(dtype)), to_device(lattice.opposite.astype(np.int64))
     offsets = to_device(layout.offsets)
     coef = to_device(coefficients(setup.lattice, setup.collision, 1.0 / relaxation_time(setup), dtype))
-    speeds = to_device(np.array([ramped_speed(step, setup.u_lat, setup.ramp_steps) for step in range(setup.steps)]))
+    speeds = to_device(ramped_speeds(setup))
     buffers = [to_device(np.broadcast_to(lattice.w.astype(dtype)[:, None], (q, layout.size))) for _ in range(2)]
     flat = [buffer.reshape(-1) for buffer in buffers]
     reflected = cuda.device_array(len(links.source), dtype=dtype)
