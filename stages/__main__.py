@@ -37,5 +37,11 @@ if __name__ == "__main__":
     from .warm import run_in_host
 
     configure(repo_root())  # the host's child takes this environment, so it must be the stage's
-    warm = run_in_host("stages", sys.argv[1:])
+
+    def failed_everywhere(child: int) -> None:
+        from .lost import fail_lost_stage
+
+        fail_lost_stage(repo_root(), sys.argv[1:], child)
+
+    warm = run_in_host("stages", sys.argv[1:], on_lost=failed_everywhere)
     sys.exit(main(sys.argv[1:]) if warm is None else warm)

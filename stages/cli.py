@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 import uuid
 from functools import cached_property
@@ -245,6 +246,8 @@ UI_START_TIMEOUT_S = 120  # the first start on a new store migrates it: 45 s see
 # and huey consumers (GenAI jobs this project never submits): 10 processes and 2.4 GB instead of 2 and 0.5 GB.
 UI_ENVIRONMENT = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 UI_LOG_LINES = 20  # of the log shown when the UI does not start
+UI_UMASK = 0o077  # what the UI creates (a new store, its user store) is its owner's alone
+MLFLOW_LOGIN = 'Basic realm="mlflow"'  # what MLflow's basic-auth app asks of a client without a login
 
 
 def urls() -> None:
@@ -260,8 +263,9 @@ def fail(message: str, details: str = "") -> NoReturn:
 
 
 def mlflow_ui_state() -> str:
-    """What listens on 127.0.0.1:MLFLOW_UI_PORT: 'free' (nothing), 'mlflow' (a server whose /version is
-    a version number, as MLflow's is) or 'other'."""
+    """What listens on 127.0.0.1:MLFLOW_UI_PORT: 'free' (nothing), 'mlflow' (a server whose /version asks for
+    MLflow's basic-auth login, as `papers ui` serves it), 'open' (one whose /version is a version number, as
+    an MLflow without a login answers) or 'other'."""
     try:
         with socket.create_connection(("127.0.0.1", MLFLOW_UI_PORT), timeout=2):
             pass
@@ -270,9 +274,11 @@ def mlflow_ui_state() -> str:
     try:
         with urllib.request.urlopen(f"{MLFLOW_UI_URL}/version", timeout=5) as response:
             version = response.read(100).decode(errors="replace").strip()
-    except (OSError, http.client.HTTPException):  # an error status, a silent or a non-HTTP service
+    except urllib.error.HTTPError as error:  # an error status: MLflow's login, or not MLflow
+        return "mlflow" if error.code == 401 and error.headers.get("WWW-Authenticate") == MLFLOW_LOGIN else "other"
+    except (OSError, http.client.HTTPException):  # a silent or a non-HTTP service
         return "other"
-    return "mlflow" if re.fullmatch(r"\d+\.\d+\S*", version) else "other"
+    return "open" if re.fullmatch(r"\d+\.\d+\S*", version) else "other"
 
 
 def listens_on_ui_port(process: psutil.Process) -> bool:
@@ -292,7 +298,7 @@ def start_detached(command: list[str], env: dict[str, str], log: Path) -> int | 
     offset = log.stat().st_size if log.exists() else 0
     with open(log, "a") as handle:
         process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, stdout=handle,
-                                   stderr=subprocess.STDOUT)
+                                   stderr=subprocess.STDOUT, umask=UI_UMASK)
     deadline = time.monotonic() + UI_START_TIMEOUT_S
     while process.poll() is None and time.monotonic() < deadline:
         if listens_on_ui_port(psutil.Process(process.pid)) and mlflow_ui_state() == "mlflow":
@@ -313,33 +319,49 @@ def start_detached(command: list[str], env: dict[str, str], log: Path) -> int | 
 
 @app.command()
 def ui(detach: bool = typer.Option(False, help="Leave the MLflow UI running in the background.")) -> None:
-    """Serve the MLflow UI and the Prefect UI on 127.0.0.1 and print their URLs."""
+    """Serve the MLflow UI (behind a login of yours alone) and the Prefect UI on 127.0.0.1 and print their URLs."""
     state = mlflow_ui_state()
     if state == "other":
         fail(f"port {MLFLOW_UI_PORT} of 127.0.0.1 is taken by something that is not MLflow; stop it, or choose "
              f"another port with PAPERS_MLFLOW_PORT")
+    if state == "open":
+        fail(f"an MLflow UI without a login (every local account may use it) runs at {MLFLOW_UI_URL}; stop it, "
+             f"or choose another port with PAPERS_MLFLOW_PORT")
     server.start()
+    from tasks.core.private import private_folder
+
+    from .ui_login import how_to_log_in, server_environment
+
+    store = private_folder(ROOT / "mlflow", tighten=True)
     if state == "mlflow":
         urls()
         console.print(f"MLflow UI already running at {MLFLOW_UI_URL}")
+        console.print(how_to_log_in(store, ROOT))
         return
-    from tasks.core.tracking import tracking_uri
+    from tasks.core.tracking import artifact_root, tracking_uri
 
-    command = [str(Path(sys.executable).with_name("mlflow")), "ui", "--backend-store-uri", tracking_uri(ROOT),
+    # `mlflow ui` is `mlflow server` in 3.17. No artifact proxy: the UI reads our file artifact store itself
+    # (get-artifact), and the proxy would take any client's uploads into ./mlartifacts.
+    command = [str(Path(sys.executable).with_name("mlflow")), "ui", "--app-name", "basic-auth",
+               "--backend-store-uri", tracking_uri(ROOT), "--no-serve-artifacts",
+               "--default-artifact-root", artifact_root(ROOT).as_uri(),
                "--host", "127.0.0.1", "--port", str(MLFLOW_UI_PORT), "--workers", "1"]
-    env = {**UI_ENVIRONMENT, **os.environ}  # a value already in the environment wins
+    # A value already in the environment wins, but for the login: the one printed below is the one served.
+    env = {**UI_ENVIRONMENT, **os.environ, **server_environment(store)}
     if detach:
-        log = ROOT / "mlflow" / "ui.log"
+        log = store / "ui.log"
         pid = start_detached(command, env, log)
         urls()
         if pid is None:
             console.print(f"MLflow UI already running at {MLFLOW_UI_URL}")
-            return
-        console.print(f"MLflow UI running in the background (pid {pid}, log {log.relative_to(ROOT)}); "
-                      f"stop it with `kill {pid}`")
+        else:
+            console.print(f"MLflow UI running in the background (pid {pid}, log {log.relative_to(ROOT)}); "
+                          f"stop it with `kill {pid}`")
+        console.print(how_to_log_in(store, ROOT))
         return
-    mlflow_ui = subprocess.Popen(command, cwd=ROOT, env=env)
+    mlflow_ui = subprocess.Popen(command, cwd=ROOT, env=env, umask=UI_UMASK)
     urls()
+    console.print(how_to_log_in(store, ROOT))
     console.print("Ctrl-C stops the MLflow UI (the Prefect server keeps running: `papers server stop`).")
     try:
         mlflow_ui.wait()
@@ -363,10 +385,20 @@ def deploy(paper: str = typer.Argument("se3_sync"),
     subprocess.run([prefect, "work-pool", "create", pool, "--type", "process", "--overwrite"],
                    cwd=ROOT, check=True, capture_output=True)
     done = subprocess.run([prefect, "--no-prompt", "deploy", "--name", name], cwd=ROOT)
-    if done.returncode == 0:  # prefect's own hints assume a shell with its API URL; these work from the checkout
-        console.print(f"From this checkout, in any shell: `{prefect} worker start --pool {pool}` runs its "
-                      f"runs; `{prefect} deployment run reproduce-paper/{name}` starts one now.")
+    if done.returncode == 0:  # prefect's own hints assume a shell with its API URL and credential; these have both
+        papers_command = Path(sys.executable).with_name("papers")
+        console.print(f"From this checkout, in any shell: `{papers_command} prefect worker start --pool {pool}` runs its "
+                      f"runs; `{papers_command} prefect deployment run reproduce-paper/{name}` starts one now.")
     raise typer.Exit(done.returncode)
+
+
+@app.command("prefect", add_help_option=False,
+             context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def prefect_command(ctx: typer.Context) -> None:
+    """The prefect CLI against this checkout's server, with its API credential (`papers prefect worker start
+    --pool papers-process`, `papers prefect deployment run NAME`, `papers prefect flow-run ls`)."""
+    prefect = str(Path(sys.executable).with_name("prefect"))
+    os.execv(prefect, [prefect, *ctx.args])  # configure() set the URL and credential in this environment
 
 
 @server_app.command("start")

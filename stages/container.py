@@ -157,28 +157,59 @@ def build(torch: str = "cpu", base: str = "auto", tag: str | None = None, isolat
     return {"image": tag, "base": base, "seconds": round(time.perf_counter() - started, 1), "bytes": image_size(tag)}
 
 
+SECRET_MOUNT = "/run/papers/secrets.env"  # inside the container: the forwarded credentials, sourced before COMMAND
+
+
 def forwarded_env(environ: dict[str, str]) -> list[str]:
     """The Prefect settings of the caller (a worker: API URL, flow run id, control port) as `--env` flags; a
-    setting naming a host path (PREFECT_HOME) means nothing in the container and stays out."""
+    setting naming a host path (PREFECT_HOME) means nothing in the container and stays out, and a credential
+    (see is_secret) travels in a file instead: every local account reads a process's arguments in `ps`."""
     return [f"--env={key}={value}" for key, value in sorted(environ.items())
-            if key.startswith("PREFECT_") and not value.startswith("/")]
+            if key.startswith("PREFECT_") and not value.startswith("/") and not is_secret(key)]
+
+
+def is_secret(key: str) -> bool:
+    return key.startswith("PREFECT_") and key.endswith("AUTH_STRING")
+
+
+def secrets_file(environ: dict[str, str], folder: Path) -> Path | None:
+    """The caller's credentials (PREFECT_API_AUTH_STRING: the local server's login) as shell assignments in a
+    0600 file of the 0700 `folder`, or None when there are none."""
+    lines = [f"{key}={shlex.quote(value)}\n" for key, value in sorted(environ.items()) if is_secret(key)]
+    if not lines:
+        return None
+    path = folder / "secrets.env"
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(handle, "w") as out:
+        out.writelines(lines)
+    return path
+
+
+def with_secrets(command: list[str]) -> list[str]:
+    """COMMAND started by a shell that first exports the mounted credentials (SECRET_MOUNT)."""
+    return ["sh", "-c", f'set -a; . {SECRET_MOUNT}; set +a; exec "$@"', "sh", *command]
 
 
 def run(image: str, command: list[str], env: list[str] = (), volumes: list[str] = (), profile: str | None = None,
         environ: dict[str, str] | None = None) -> int:
     """COMMAND in a fresh working container of `image` (chroot isolation, the host's network), removed afterwards;
     `profile` switches params.yaml's profile first. Returns COMMAND's exit status."""
+    environ = os.environ if environ is None else environ
     container = f"papers-run-{uuid.uuid4().hex[:12]}"
-    subprocess.run(["buildah", "from", "--pull-never", "--name", container, image], check=True, stdout=subprocess.DEVNULL)
-    flags = ["--isolation=chroot", "--network=host", *forwarded_env(os.environ if environ is None else environ),
-             *(f"--env={pair}" for pair in env), *(f"--volume={volume}" for volume in volumes)]
-    try:
-        if profile is not None:
-            subprocess.run(["buildah", "run", *flags, container, "--", "sed", "-i", f"s/^profile:.*/profile: {profile}/",
-                            "params.yaml"], check=True)
-        return subprocess.run(["buildah", "run", *flags, container, "--", *command]).returncode
-    finally:
-        subprocess.run(["buildah", "rm", container], capture_output=True)
+    with tempfile.TemporaryDirectory(prefix="papers-run-") as private:  # mkdtemp: 0700, ours alone
+        secrets = secrets_file(environ, Path(private))
+        mounts = [f"{secrets}:{SECRET_MOUNT}:ro"] if secrets else []
+        subprocess.run(["buildah", "from", "--pull-never", "--name", container, image], check=True, stdout=subprocess.DEVNULL)
+        flags = ["--isolation=chroot", "--network=host", *forwarded_env(environ),
+                 *(f"--env={pair}" for pair in env), *(f"--volume={volume}" for volume in [*volumes, *mounts])]
+        try:
+            if profile is not None:
+                subprocess.run(["buildah", "run", *flags, container, "--", "sed", "-i", f"s/^profile:.*/profile: {profile}/",
+                                "params.yaml"], check=True)
+            return subprocess.run(["buildah", "run", *flags, container, "--",
+                                   *(with_secrets(command) if secrets else command)]).returncode
+        finally:
+            subprocess.run(["buildah", "rm", container], capture_output=True)
 
 
 def main(argv: list[str] | None = None) -> int:

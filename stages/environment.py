@@ -33,16 +33,31 @@ def home_repository(root: Path) -> Path:
 
 
 def configure(root: Path) -> None:
-    """Point Prefect at the project's one local server, with its state under .prefect/."""
+    """Point Prefect at the project's one local server, with its state under .prefect/ (0700) and the
+    checkout's API credential (see prefect_auth)."""
     for key, value in _OFFLINE.items():
         os.environ.setdefault(key, value)
     os.environ.setdefault("PREFECT_HOME", str(home_repository(root) / ".prefect"))
-    os.environ.setdefault("PREFECT_API_URL", f"http://127.0.0.1:{PREFECT_PORT}/api")
+    if "PREFECT_API_URL" not in os.environ:  # the local server: ours to authenticate (another is the user's)
+        os.environ["PREFECT_API_URL"] = f"http://127.0.0.1:{PREFECT_PORT}/api"
+        os.environ.setdefault("PREFECT_API_AUTH_STRING", prefect_auth(Path(os.environ["PREFECT_HOME"])))
     os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
     os.environ.setdefault("PREFECT_SERVER_API_PORT", str(PREFECT_PORT))
     os.environ.setdefault("PAPERS_ROOT", str(root.resolve()))
     os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
     use_this_interpreter(os.environ)
+
+
+def prefect_auth(home: Path) -> str:
+    """The local Prefect server's API credential, generated per checkout into PREFECT_HOME/api-auth (0600): the
+    server starts with it (PREFECT_SERVER_API_AUTH_STRING) and every client sends it (PREFECT_API_AUTH_STRING),
+    so another local account gets 401 from the API."""
+    from tasks.core.private import private_folder, secret
+
+    return "papers:" + secret(private_folder(home, tighten=True) / AUTH_FILE)
+
+
+AUTH_FILE = "api-auth"
 
 
 def use_this_interpreter(env: dict) -> dict:

@@ -36,7 +36,7 @@ def client_for(api_url: str | None = None):
     default, in a process that loaded its settings before the project configured them, is a temporary server."""
     from prefect.client.orchestration import SyncPrefectClient
 
-    return SyncPrefectClient(api_url or os.environ["PREFECT_API_URL"])
+    return SyncPrefectClient(api_url or os.environ["PREFECT_API_URL"], auth_string=os.environ.get("PREFECT_API_AUTH_STRING"))
 
 
 def open_runs(client, tags: list[str], states=None) -> list:

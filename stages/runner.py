@@ -27,7 +27,7 @@ from tasks.core.stage import StageContext
 
 from . import server
 from .environment import home_repository
-from .flow_runs import stage_tags
+from .flow_runs import pid_tag, stage_tags
 from .guard import StageGuard
 from .spec import StageSpec, paper_pipeline, stage_spec
 from .tracker import Tracker
@@ -114,7 +114,8 @@ def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard)
     commit, dirty = git_commit(root), git_dirty(root)
     hashes = input_hashes(root, spec)
     tags = {"paper": paper, "stage": stage, "profile": profile, "git_commit": commit,
-            "git_dirty": str(dirty).lower(), "device": "unresolved"}
+            "git_dirty": str(dirty).lower(), "device": "unresolved",
+            "stage_process": pid_tag()}  # found by it if the process dies under a warm host (stages/lost.py)
     tags.update({f"dvc.dep.{name}"[:250]: value for name, value in hashes.items()})
     tracker.open(paper, invocation_id(), combined_hash(hashes), tags)
     tracker.inputs(data_deps(spec, hashes))

@@ -1,18 +1,24 @@
 """The one local Prefect server: start once in the background, reuse from every stage.
 
 Prefect's ephemeral server costs 10-40 s per process on these machines, so stages never use
-it; they talk to this server at PREFECT_API_URL and start it when it is not up.
+it; they talk to this server at PREFECT_API_URL and start it when it is not up. It is private to its
+owner: started with the checkout's API credential (stages/environment.py: prefect_auth), it answers every
+request without it with 401 (its /health probe aside).
 """
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import psutil
+
+from .environment import AUTH_FILE
 
 START_TIMEOUT_S = 120
 
@@ -37,9 +43,31 @@ def is_up(url: str | None = None) -> bool:
         return False
 
 
+def authorized(url: str | None = None) -> bool:
+    """Whether the server takes this process's credential (PREFECT_API_AUTH_STRING): False when it answers 401,
+    as a server another checkout started with its own credential does."""
+    request = urllib.request.Request(f"{url or api_url()}/admin/version", headers=auth_header())
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status == 200
+    except urllib.error.HTTPError as error:
+        return error.code != 401
+    except OSError:
+        return True  # not answering is is_up's business, not a refused credential
+
+
+def auth_header() -> dict[str, str]:
+    """HTTP basic authorization with the auth string, as Prefect's own client sends it."""
+    auth = os.environ.get("PREFECT_API_AUTH_STRING")
+    return {"Authorization": "Basic " + base64.b64encode(auth.encode()).decode()} if auth else {}
+
+
 def _prefect(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     executable = Path(sys.executable).with_name("prefect")
-    return subprocess.run([str(executable), *args], capture_output=True, text=True, timeout=timeout)
+    env = dict(os.environ)
+    if env.get("PREFECT_API_AUTH_STRING"):  # the server takes exactly the credential its clients send
+        env["PREFECT_SERVER_API_AUTH_STRING"] = env["PREFECT_API_AUTH_STRING"]
+    return subprocess.run([str(executable), *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def pid_file() -> Path:
@@ -62,9 +90,9 @@ def server_pid() -> int | None:
 
 
 def start() -> str:
-    """Start the server unless it is up; return its API URL once it answers."""
+    """Start the server unless it is up; return its API URL once it answers and takes our credential."""
     if is_up():
-        return api_url()
+        return checked_credential()
     # Ours still runs but answered slowly (a loaded machine): wait for it; a second `prefect server start` would
     # replace it under the stages that use it. server_pid() also clears a stale pid file, which would make
     # `prefect server start` refuse.
@@ -83,6 +111,16 @@ def start() -> str:
     from .flow_runs import crash_open_runs
 
     crash_open_runs("its stage process ended while the Prefect server was down")
+    return checked_credential()
+
+
+def checked_credential() -> str:
+    """The API URL, once the server there is shown to take this checkout's credential."""
+    if not authorized():
+        raise ServerError(f"the Prefect server at {api_url()} refuses this checkout's credential "
+                          f"({Path(os.environ['PREFECT_HOME']) / AUTH_FILE}): another checkout, or a version of this "
+                          "project without API auth, started it; stop it there (`papers server stop`) or give this "
+                          "checkout its own port (PAPERS_PREFECT_PORT)")
     return api_url()
 
 

@@ -9,12 +9,14 @@ thread (a fork copies only the calling thread).
 from __future__ import annotations
 
 import atexit
+import ctypes
 import fcntl
 import importlib
 import json
 import multiprocessing
 import os
 import random
+import resource
 import runpy
 import selectors
 import signal
@@ -24,8 +26,10 @@ import threading
 import time
 import traceback
 
-from .warm import (IDLE_EXIT_S, exit_code, host_key, interpreter, launcher_path, paths, receive_message, send_message,
-                   write_spawn_launcher)
+from tasks.core.private import private_folder, replace_file
+
+from .warm import (CHECKOUT, IDLE_EXIT_S, LIMITS, exit_code, host_folder, host_key, interpreter, launcher_path, open_lock,
+                   paths, peer_uid, receive_message, send_message, write_spawn_launcher)
 
 # The third-party modules the task library imports (libraries missing from this environment are skipped).
 PRELOAD = ("numpy", "scipy.sparse", "scipy.sparse.linalg", "scipy.sparse.csgraph", "scipy.spatial",
@@ -36,7 +40,7 @@ PRELOAD = ("numpy", "scipy.sparse", "scipy.sparse.linalg", "scipy.sparse.csgraph
            "pyscipopt", "qiskit", "prefect", "prefect.flow_engine", "prefect.task_engine", "prefect.futures",
            "prefect.task_runners", "prefect.cache_policies", "prefect.client.orchestration", "prefect_dask",
            "mlflow", "mlflow.tracking", "mlflow.entities", "mlflow.utils.mlflow_tags", "cma", "cvxpy", "ot", "pymanopt",
-           "transformers", "peft",
+           "transformers", "peft", "setproctitle",
            "torch._dynamo")  # a torch optimizer's first step imports it (and sympy): 4-6 s per stage otherwise
 PROJECT_PACKAGES = ("tasks", "flows", "stages", "benchmarks", "tests")
 TICK_S = 0.2
@@ -85,7 +89,8 @@ class Host:
         os.replace(staged, self.where["sock"])  # callers see the socket only once it listens
         self.listener = listener
         self.selector.register(listener, selectors.EVENT_READ)
-        self.where["json"].write_text(json.dumps({"pid": os.getpid(), "interpreter": interpreter(), "key": self.key}))
+        replace_file(self.where["json"], json.dumps({"pid": os.getpid(), "interpreter": interpreter(), "key": self.key,
+                                                     "checkout": str(CHECKOUT)}).encode())
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "stopping", True))
         try:
             while not (self.stopping and not self.children):
@@ -119,6 +124,11 @@ class Host:
     def accept(self) -> None:
         connection, _ = self.listener.accept()
         self.last_active = time.monotonic()
+        pid, uid = peer_uid(connection)
+        if uid != os.geteuid():  # the folder keeps others out; this holds even where it does not
+            print(f"warm host: refused a caller of uid {uid} (pid {pid})", file=sys.stderr, flush=True)
+            connection.close()
+            return
         buffer = bytearray()
         connection.settimeout(5)
         try:
@@ -131,9 +141,12 @@ class Host:
                 os.close(fd)
             connection.close()
             return
+        host = os.getpid()
         pid = os.fork()
         if pid == 0:
             try:
+                die_with_host(host)
+                self.close_in_child()
                 code = become_caller(request, fds, connection, self.key)
             except BaseException:  # noqa: BLE001 - whatever happens, the child must not return into the host loop
                 traceback.print_exc()
@@ -149,6 +162,14 @@ class Host:
         self.children[pid] = connection
         self.buffers[connection] = buffer
         self.selector.register(connection, selectors.EVENT_READ)
+
+    def close_in_child(self) -> None:
+        """A child keeps nothing of the host's: not its listener, lock or selector, nor other callers' connections."""
+        for connection in self.children.values():
+            connection.close()
+        self.listener.close()
+        self.selector.close()
+        os.close(self.lock)
 
     def caller_spoke(self, connection: socket.socket) -> None:
         """A caller says nothing after its request, so readable means it went away: stop its child."""
@@ -211,24 +232,25 @@ def become_caller(request: dict, fds: list[int], connection: socket.socket, key:
     """In the forked child: take on the caller's descriptors, folder, environment and arguments, run
     the module as `python -m` would, and end the way an interpreter ends (threads joined, atexit run)."""
     connection.close()
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+    os.setpgid(0, 0)  # its own process group, which the caller stops and continues as a whole (Ctrl-Z)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGTSTP, signal.SIGCONT):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     take_descriptors(fds, request["fds"])
+    take_limits(request["limits"])
     os.chdir(request["cwd"])
     os.umask(int(request["umask"]))
     os.environ.clear()
     os.environ.update(request["env"])
     os.environ["PAPERS_WARM_CHILD"] = str(os.getpid())
     os.environ["PAPERS_WARM_CALLER"] = str(request["pid"])
+    name_after(request)
     sys.stdout.reconfigure(line_buffering=os.isatty(1))
     forget_project_modules()
     sys.path[0] = request["cwd"]  # as `python -m` from the caller's folder
     if "prefect.context" in sys.modules:  # Prefect reads its settings on import; these are the caller's
         sys.modules["prefect.context"].refresh_global_settings_context()
-    random.seed()
-    if "numpy" in sys.modules:
-        sys.modules["numpy"].random.seed()
+    reseed()
     multiprocessing.set_executable(str(launcher_path(key)))  # pool workers start as forks too
     sys.argv = ["-c" if request.get("spawn") else "-m", *request["args"]]  # as the interpreter sets them
     code = 0
@@ -257,6 +279,55 @@ def become_caller(request: dict, fds: list[int], connection: socket.socket, key:
     return code
 
 
+def die_with_host(host: int) -> None:
+    """The kernel kills this child when the host ends (PR_SET_PDEATHSIG): a child running on without its
+    host would finish a stage DVC has already recorded as failed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != host:  # the host ended before the request took effect
+        os._exit(1)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def take_limits(limits: dict[str, list[int]]) -> None:
+    """The caller's resource limits (`ulimit -f`, `-t`, `-n`, ...): soft and hard, never above the host's hard
+    limits, which the host key makes equal to the caller's."""
+    for name, (soft, hard) in limits.items():
+        if name in LIMITS:
+            resource.setrlimit(LIMITS[name], (soft, hard))
+
+
+def raise_soft_limits() -> None:
+    """The host's soft limits up to its hard ones: it must outlive a first caller's `ulimit -S -t` and park
+    descriptors above a low `ulimit -S -n`; each child then takes its own caller's (take_limits). The memory
+    limit stays: libraries size themselves by it on import, so it is part of the key as it is."""
+    for name, number in LIMITS.items():
+        if name != "RLIMIT_AS":
+            soft, hard = resource.getrlimit(number)
+            if soft != hard:
+                resource.setrlimit(number, (hard, hard))
+
+
+def reseed() -> None:
+    """Fresh global RNG states, as a new interpreter has: a fork would otherwise share the host's."""
+    random.seed()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+    if "torch" in sys.modules:
+        sys.modules["torch"].seed()
+
+
+def name_after(request: dict) -> None:
+    """`ps` shows the child as the command it runs (`python -m stages se3_sync solve`), marked warm."""
+    if "setproctitle" not in sys.modules:
+        return
+    command = "python (pool worker)" if request.get("spawn") else f"python -m {request['module']}"
+    sys.modules["setproctitle"].setproctitle(" ".join([command, *request["args"], f"[warm, caller {request['pid']}]"]))
+
+
 def take_descriptors(received: list[int], targets: list[int]) -> None:
     """Give each received descriptor its number in the caller (first out of the way: a target may be
     another received descriptor's current number)."""
@@ -273,18 +344,26 @@ PARKED_FROM = 512
 
 def main(argv: list[str]) -> int:
     key = argv[0]
-    where = paths(key)
-    lock = open(where["lock"], "a")  # noqa: SIM115 - held, not closed, for the host's lifetime
+    try:
+        private_folder(host_folder())
+    except OSError as unsafe:
+        print(f"warm host: not started: {unsafe}", file=sys.stderr, flush=True)
+        return 1
+    lock = open_lock(key)  # held, not closed, for the host's lifetime
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return 0  # another host for this key is starting or serving
+    raise_soft_limits()
     environ = dict(os.environ)
     if host_key(environ) != key:
-        return 0  # started for another environment than this one
+        print("warm host: not started: this environment or warm-host code is not the caller's", file=sys.stderr, flush=True)
+        return 0
     write_spawn_launcher(key)
     forget_project_modules()
     preload()
+    if "setproctitle" in sys.modules:
+        sys.modules["setproctitle"].setproctitle(f"python -m stages.warm_host {key} [warm host of {CHECKOUT}]")
     Host(key, environ, lock).serve()
     return 0
 

@@ -14,6 +14,7 @@ from tests.conftest import stage_env
 pytestmark = pytest.mark.integration
 
 PREFECT = str(Path(sys.executable).with_name("prefect"))
+PAPERS = str(Path(sys.executable).with_name("papers"))
 
 
 def run(repo, *command, timeout=600, env=None):
@@ -33,9 +34,12 @@ def test_se3_sync_deployment_runs_on_a_process_worker(repo_copy, prefect_server)
         started = run(repo_copy, PREFECT, "deployment", "run", "reproduce-paper/se3_sync-pipeline-test")
         flow_run_id = re.search(r"UUID:\s*([0-9a-f-]{36})", started).group(1)
         # The worker as a user starts it from a plain shell: the environment's folder is not on PATH.
-        # Nothing of the project's environment: no venv on PATH, no PREFECT_API_URL, no PAPERS_ROOT.
-        plain_shell = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"), "DO_NOT_TRACK": "true"}
-        run(repo_copy, PREFECT, "worker", "start", "--pool", "papers-test-process", "--run-once", timeout=900, env=plain_shell)
+        # Nothing of the project's environment: no venv on PATH, no PREFECT_API_URL, no credential, no PAPERS_ROOT;
+        # only the Prefect home of the checkout that started the server (a user's one checkout has both).
+        plain_shell = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"), "DO_NOT_TRACK": "true",
+                       "PREFECT_HOME": os.environ["PREFECT_HOME"]}
+        run(repo_copy, PAPERS, "prefect", "worker", "start", "--pool", "papers-test-process", "--run-once", timeout=900,
+            env=plain_shell)
         inspected = run(repo_copy, PREFECT, "flow-run", "inspect", flow_run_id)
         assert re.search(r"state_type=StateType\.COMPLETED|'type': 'COMPLETED'|COMPLETED", inspected), inspected
         assert (repo_copy / "data" / "se3_sync" / "claims.json").exists()

@@ -3,6 +3,7 @@ command, what a run forwards, the deployments that use it. The image built and r
 from __future__ import annotations
 
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -56,6 +57,20 @@ def test_a_run_forwards_prefect_settings_but_not_host_paths():
     flags = container.forwarded_env({"PREFECT_API_URL": "http://127.0.0.1:4200/api", "PREFECT__FLOW_RUN_ID": "f00",
                                      "PREFECT_HOME": "/root/.prefect", "MLFLOW_TRACKING_URI": "sqlite:///x", "PATH": "/b"})
     assert flags == ["--env=PREFECT_API_URL=http://127.0.0.1:4200/api", "--env=PREFECT__FLOW_RUN_ID=f00"]
+
+
+def test_a_run_passes_the_servers_credential_in_a_private_file_never_on_the_command_line(tmp_path):
+    environ = {"PREFECT_API_URL": "http://127.0.0.1:4200/api", "PREFECT_API_AUTH_STRING": "papers:it's $ecret"}
+    assert container.forwarded_env(environ) == ["--env=PREFECT_API_URL=http://127.0.0.1:4200/api"]
+    tmp_path.chmod(0o700)
+    secrets = container.secrets_file(environ, tmp_path)
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+    # The wrapper as the container's shell runs it, the file where the mount puts it.
+    command = container.with_secrets(["python3", "-c", "import os; print(os.environ['PREFECT_API_AUTH_STRING'])"])
+    script = command[2].replace(container.SECRET_MOUNT, str(secrets))
+    done = subprocess.run([*command[:2], script, *command[3:]], capture_output=True, text=True, check=True)
+    assert done.stdout == "papers:it's $ecret\n"
+    assert "$ecret" not in " ".join(command) and container.secrets_file({"PATH": "/b"}, tmp_path) is None
 
 
 def test_the_context_is_what_a_clean_clone_holds(tmp_path):
