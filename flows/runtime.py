@@ -31,11 +31,23 @@ def task_runner(default: str = "thread"):
 
         address = os.environ.get("PAPERS_DASK_ADDRESS")
         if address:
+            # A tls:// scheduler: the client reads its certificates from Dask's config (distributed.comm.tls.*).
             return DaskTaskRunner(address=address)
-        # Every server the project starts listens on loopback only, Dask's scheduler and dashboard included.
-        return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True,
-                                              "host": "127.0.0.1", "dashboard_address": "127.0.0.1:8787"})
+        return DaskTaskRunner(cluster_kwargs=local_cluster_kwargs(workers))
     raise ValueError(f"PAPERS_TASK_RUNNER: must be one of {RUNNERS}, got {kind!r}")
+
+
+def local_cluster_kwargs(workers: int) -> dict:
+    """A LocalCluster on loopback only (scheduler, workers and dashboard), speaking mutual TLS: any local account
+    reaches loopback, and a Dask client runs any function it sends, so only holders of the cluster's key may talk.
+
+    security=True: LocalCluster makes a Security.temporary() when it starts (a new in-memory key and certificate
+    per cluster, so per flow run: Prefect starts each run on task_runner.duplicate()) and hands it to its workers;
+    prefect-dask's Client(cluster) takes cluster.security. A plain True also keeps the runner comparable
+    (DaskTaskRunner.__eq__ compares cluster_kwargs) and picklable without carrying a key around. The dashboard
+    stays plain HTTP: other local accounts can watch its read-only pages, not submit work."""
+    return {"n_workers": workers, "threads_per_worker": 1, "processes": True, "host": "127.0.0.1",
+            "dashboard_address": "127.0.0.1:8787", "protocol": "tls", "security": True}
 
 
 def exit_with_parent(poll_s: float = 1.0) -> None:

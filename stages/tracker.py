@@ -66,7 +66,7 @@ class Tracker:
         self._send("open", paper=paper, invocation=invocation, inputs_hash=inputs_hash, tags=tags)
 
     def run_id(self, timeout: float | None = None) -> str:
-        """The id of the run `open` opened or reused; blocks until the companion has opened it."""
+        """The id of the run `open` opened; blocks until the companion has opened it."""
         answer = self._answer(1, timeout)
         if answer is None:
             raise RuntimeError("MLflow tracking did not open the run " + (

@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_count, read_text
+from tasks.core.inputs import InputError, check_count, check_not_link, read_text
 
 app = typer.Typer(help="Balanced LoRA (BaLoRA) vs LoRA fine-tuning of your saved tiny LM on your text.",
                   no_args_is_help=True)
@@ -89,6 +89,7 @@ def check_positive_finite(name: str, value: float) -> float:
 
 
 def check_out(path: Path) -> Path:
+    check_not_link(path, "--out")
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise InputError(f"--out {path}: exists and is not an empty folder (choose a new path)")
     parent = path.parent if str(path.parent) else Path(".")

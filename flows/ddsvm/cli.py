@@ -19,6 +19,7 @@ import typer
 
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_count, check_output
+from tasks.core.io import staged_output
 from tasks.train.labelled_csv import read_labelled_csv
 
 app = typer.Typer(help="Deep features trained for an explicit SVM margin (DDSVM) on your own CSV.",
@@ -89,7 +90,7 @@ def fit(
     width = width if width is not None else 16 if image else 128
     check_fit_options(epochs, lam, eta, svm_c, feature_dim, width, batch, seed)
     out = out if out is not None else Path(data.name.removesuffix(".csv") + SUFFIX)
-    check_output(out, "--out")
+    check_output(out, "--out", inputs={"DATA": data})
     table = read_labelled_csv(data, label)
     shape = image_shape(image, table.features.shape[1])
     classes = class_order(table.labels)
@@ -130,9 +131,12 @@ def fit(
                "train_accuracy_head": float((head == y.numpy()).mean()), "margin_min": float(margins.min()),
                "margin_mean": float(margins.mean()), "svm_converged": result.svm.converged,
                "time_s": time.perf_counter() - start}
-    save_model(out, result.network, result.svm, {"mean": mean, "std": std},
-               {"classes": classes, "label": label, "feature_names": table.feature_names, "config": config.to_dict(),
-                "train_summary": summary})
+    from safetensors import SafetensorError  # what save_file raises for a failed write (ENOSPC...)
+
+    with staged_output(out, "--out", failures=(OSError, SafetensorError)) as temporary:
+        save_model(temporary, result.network, result.svm, {"mean": mean, "std": std},
+                   {"classes": classes, "label": label, "feature_names": table.feature_names,
+                    "config": config.to_dict(), "train_summary": summary})
     if as_json:
         print(json.dumps(summary))
         return

@@ -4,9 +4,14 @@ client.client_update / client.personalize. flower_app/ is the Flower App (its py
 run_flower() starts a SuperLink and one SuperNode per client on 127.0.0.1 (tasks/federated/flower_deployment.py),
 submits the app with `flwr run`, and reads the result the ServerApp writes.
 
-Across machines: start `flower-superlink --insecure` on one machine, `flower-supernode --insecure --superlink
-HOST:9092 --node-config "client=K data='client_K.npz'"` on each client machine (the project checkout and
-PYTHONPATH there), and `flwr run flows/fedcdwa/flower_app CONNECTION --run-config "job='job.json'"` (README)."""
+Locally the Fleet and Control APIs speak TLS with per-run certificates. Across machines, TLS too (never
+`--insecure`: Flower's messages carry the model and the clients' updates): with a CA and a server certificate
+whose SAN names the SuperLink's host, start `flower-superlink --ssl-ca-certfile CA --ssl-certfile CERT
+--ssl-keyfile KEY` on one machine, `flower-supernode --root-certificates CA --superlink HOST:9092 --node-config
+"client=K data='client_K.npz'"` on each client machine (the project checkout and PYTHONPATH there), and `flwr run
+flows/fedcdwa/flower_app CONNECTION --run-config "job='job.json'"` with `root-certificates = "CA"` in that
+connection of FLWR_HOME/config.toml (README). TLS authenticates the SuperLink, not its clients: keep its ports
+reachable from the federation's machines only."""
 from __future__ import annotations
 
 import json

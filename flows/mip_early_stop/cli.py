@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ import typer
 
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_output, check_readable
+from tasks.core.io import staged_output
 from tasks.mip import isolated
 
 if TYPE_CHECKING:
@@ -108,7 +110,7 @@ def stop(
     if alpha is not None and not 0 < alpha < 1:
         raise InputError(f"--alpha {alpha}: must be in (0, 1)")
     if sol is not None:
-        check_output(sol, "--sol")
+        check_output(sol, "--sol", inputs={"instance": instance, "--stopper": Path(stopper_ref)})
     path = isolated.check_instance(instance)
     from tasks.core.tracking import resolve_model  # mlflow and torch: only once the cheap checks passed
     from tasks.mip.stopper import signature_mismatch
@@ -126,8 +128,11 @@ def stop(
             raise InputError(f"instance {instance}: the stopper was trained for family {meta['family']!r} and this "
                              f"does not look like it ({mismatch}); --force stops it anyway")
         settings = {key: meta[key] for key in ("family", "bound", "gap", "time_limit", "sample_dt")}
-        stopped = isolated.solve(path, **settings, stopper=stopper_path, alpha=meta["alpha"], solution=sol,
-                                 read_s=shape.read_s)
+        with staged_output(sol, "--sol") if sol else nullcontext() as solution:
+            stopped = isolated.solve(path, **settings, stopper=stopper_path, alpha=meta["alpha"], solution=solution,
+                                     read_s=shape.read_s)
+            if solution and not stopped.solution_written:
+                solution.unlink()  # no incumbent: staged_output then leaves --sol as it was
     full = isolated.solve(path, **settings, read_s=shape.read_s) if compare else None
     summary = summarize(instance, stopper, stopped, full, sol)
     if as_json:

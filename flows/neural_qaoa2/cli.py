@@ -16,6 +16,7 @@ import typer
 
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_output
+from tasks.core.io import staged_output
 from tasks.quantum.instances import MAX_NODES, MAX_QUBO_VARIABLES, read_edge_list, read_qubo
 from tasks.quantum.qubo import assignment_from_sides, qubo_to_maxcut
 
@@ -76,7 +77,8 @@ def solve(
     """Run QAOA^2 on GRAPH_FILE and print the cut value and the time."""
     check_options(policy, n_max, tta_steps, seed)
     if out is not None:
-        check_output(out, "--out")
+        inputs = {"GRAPH_FILE": graph_file} | ({"--networks": Path(networks)} if policy == "neural" else {})
+        check_output(out, "--out", inputs=inputs)
     Q = read_qubo(graph_file) if qubo else None
     graph = qubo_to_maxcut(Q) if qubo else read_edge_list(graph_file)
     from tasks.quantum.qaoa2 import baseline_policy, qaoa_squared  # networkx: once the graph is read
@@ -90,7 +92,8 @@ def solve(
         summary["qubo_objective"] = float(x @ Q @ x)
     if out is not None:
         values = assignment_from_sides(result.sides) if qubo else result.sides
-        out.write_text("".join(f"{i} {int(v)}\n" for i, v in enumerate(values)))
+        with staged_output(out, "--out") as temporary:
+            temporary.write_text("".join(f"{i} {int(v)}\n" for i, v in enumerate(values)))
     if as_json:
         print(json.dumps(summary))
         return

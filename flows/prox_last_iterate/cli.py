@@ -20,6 +20,7 @@ import typer
 
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_count, check_output, read_text
+from tasks.core.io import staged_output
 from tasks.userdata.arrays import read_array
 
 app = typer.Typer(help="Stochastic proximal methods (last iterate) on your own composite problems.",
@@ -73,6 +74,12 @@ def read_problem(path: Path) -> dict:
     return spec
 
 
+def problem_files(spec: dict, problem_file: Path) -> dict[str, Path]:
+    """PROBLEM and the data files it names (relative to its folder, as load_data reads them), by name."""
+    data = {key: problem_file.parent / spec[key] for key in ("X", "y", "edges") if key in spec}
+    return {"PROBLEM": problem_file} | data
+
+
 def load_data(spec: dict, folder: Path) -> dict:
     """The arrays, with their shapes checked against each other."""
     file = lambda key: folder / spec[key]  # noqa: E731
@@ -106,7 +113,7 @@ def solve(
     """Run Prox-SGD (lasso) or RIP (network_lasso) and report F at the last iterate and at the uniform average."""
     spec = read_problem(problem_file)
     if out is not None:
-        check_output(out, "--out")
+        check_output(out, "--out", inputs=problem_files(spec, problem_file))
     data = load_data(spec, problem_file.parent)
     if spec["iterations"] * data["X"].size / max(len(data["y"]), 1) > MAX_WORK:
         raise InputError(f"{problem_file}: iterations x problem size is over the limit of {MAX_WORK:.0e}")
@@ -134,7 +141,8 @@ def solve(
         summary |= {"F_star": float(built.value(torch.from_numpy(reference["x"])[None])[0]),
                     "reference_solver": str(reference["solver"])}
     if out is not None:
-        np.save(out, run.last[0].numpy())
+        with staged_output(out, "--out") as temporary, open(temporary, "wb") as handle:
+            np.save(handle, run.last[0].numpy())  # a file, not a name: np.save would add .npy to a name without it
     if as_json:
         print(json.dumps(summary))
         return

@@ -14,6 +14,7 @@ import typer
 
 from tasks.core.console import console as make_console
 from tasks.core.inputs import InputError, check_output
+from tasks.core.io import staged_output
 from tasks.sync.graph import Poses
 
 app = typer.Typer(help="SE(3) synchronization on your own pose graphs.", no_args_is_help=True)
@@ -42,7 +43,7 @@ def solve(
         raise InputError(f"--method: must be one of {', '.join(NAMES)}, got {method!r}")
     if tol is not None and not 0 < tol < 1:
         raise InputError(f"--tol: must be in (0, 1), got {tol}")
-    check_output(out, "--out")
+    check_output(out, "--out", inputs={"--g2o": g2o})
     from tasks.sync.g2o import invert_poses, read_g2o, write_g2o
     from tasks.sync.methods import METHODS
 
@@ -50,7 +51,8 @@ def solve(
     options = {"rot_tol": tol, "trans_tol": tol} if tol is not None and NAMES[method] in ("dqgpm", "dq_spectral") else {}
     result = METHODS[NAMES[method]](loaded.graph, **options)
     poses_T = anchor(invert_poses(result.poses), loaded.T)  # our G_i = T_i^{-1} (see tasks/sync/g2o.py)
-    write_g2o(out, loaded.vertex_ids, poses_T, loaded.graph.edges, loaded.graph.Z)
+    with staged_output(out, "--out") as temporary:
+        write_g2o(temporary, loaded.vertex_ids, poses_T, loaded.graph.edges, loaded.graph.Z)
     summary = {"method": NAMES[method], "vertices": loaded.graph.n, "edges": len(loaded.graph.edges),
                "iterations": result.iterations, "converged": result.converged, "time_s": result.wall_time,
                "out": str(out)}

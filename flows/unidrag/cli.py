@@ -20,7 +20,7 @@ from rich.table import Table
 from tasks.core.console import console
 from tasks.core.device import resolve_device, single_torch_thread
 from tasks.core.inputs import InputError, check_output, check_readable
-from tasks.core.io import repo_root
+from tasks.core.io import repo_root, staged_output
 
 app = typer.Typer(help="Lattice-Boltzmann solver validation cases.", no_args_is_help=True)
 CYLINDER_KEYS = ("cd_mean", "cd_max", "cl_max", "dp", "recirculation_length", "strouhal")
@@ -287,9 +287,7 @@ def optimize_command(
     out = out or mesh_file.with_name(f"{mesh_file.stem}_optimized.stl")
     if out.suffix.lower() not in MESH_SUFFIXES:
         raise InputError(f"--out {out}: unknown mesh format {out.suffix!r} (use one of {', '.join(MESH_SUFFIXES)})")
-    check_output(out, "--out")
-    if out.resolve() == mesh_file.resolve():
-        raise InputError(f"--out {out}: is the input mesh; choose another file")
+    check_output(out, "--out", inputs={"mesh": mesh_file})
     single_torch_thread()
     shape, trained = _load(mesh_file, model)
     settings = _settings(trained, method=method, steps=steps, transformations=transformations,
@@ -299,7 +297,8 @@ def optimize_command(
     deformed = deform_mesh(shape.mesh, base.lattice, torch.as_tensor(result.dP))
     original = deformed.copy()
     original.vertices = shape.to_original(deformed.vertices)
-    original.export(out)
+    with staged_output(out, "--out") as temporary:
+        original.export(temporary)  # the format from the suffix, which the temporary name keeps
     summary = _frame(shape, mesh_file) | {
         "out": str(out), "method": method, "predicted_cd_base": result.predicted_force_base,
         "predicted_drag_force": result.predicted_force,

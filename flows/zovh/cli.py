@@ -17,6 +17,7 @@ import typer
 
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_count, check_output
+from tasks.core.io import staged_output
 from tasks.userdata.arrays import read_array
 from tasks.userdata.functions import load_function
 
@@ -76,7 +77,7 @@ def estimate(
     """Estimate the Hessian of FUNCTION at the point --at from --queries function values."""
     check_options(method, queries, mu, seed)
     if out is not None:
-        check_output(out, "--out")
+        check_output(out, "--out", inputs={"--at": at})
     x = read_array(at, "--at", ndim=(1,), max_elements=MAX_DIMENSION)
     check_count("--at dimension", x.size, MAX_DIMENSION)
     user_function = load_function(function)
@@ -90,7 +91,8 @@ def estimate(
     H = result.dense().numpy()
     elapsed = time.perf_counter() - started
     if out is not None:
-        np.save(out, H)
+        with staged_output(out, "--out") as temporary, open(temporary, "wb") as handle:
+            np.save(handle, H)  # a file, not a name: np.save would add .npy to a name without it
     summary = {"method": method, "d": int(x.size), "queries_used": result.queries, "mu": mu, "seed": seed,
                "frobenius_norm": float(np.linalg.norm(H)), "trace": float(np.trace(H)), "time_s": elapsed,
                "out": str(out) if out else None}

@@ -8,6 +8,8 @@ the fix; the checks here are the ones every reader needs.
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 MAX_INPUT_BYTES = 256 * 2**20  # the largest user file any command reads into memory
@@ -43,17 +45,53 @@ def read_text(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> str:
         raise InputError(f"{what} {path}: not UTF-8 text (byte {error.start}), expected a text file") from None
 
 
-def check_output(path: Path, what: str) -> Path:
-    """An output path whose folder exists and is writable, checked before any work starts."""
+def check_output(path: Path, what: str, inputs: Mapping[str, Path] | None = None) -> Path:
+    """An output path that is safe to write, checked before any work starts: its folder exists and is
+    writable, nothing but a regular file lies there (see check_replaceable), and it is none of the
+    command's `inputs` ({name: path}, e.g. {"--g2o": g2o}), which writing it would destroy."""
     path = Path(path)
+    check_replaceable(path, what)
     folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise InputError(f"{what} {path}: is a folder, expected a file path")
     if not folder.is_dir():
         raise InputError(f"{what} {path}: the folder {folder} does not exist (create it first)")
     if not os.access(folder, os.W_OK):
         raise InputError(f"{what} {path}: the folder {folder} is not writable")
+    for name, source in (inputs or {}).items():
+        if same_file(path, source):
+            raise InputError(f"{what} {path}: is the input {name} {source} (writing it would destroy it); "
+                             "choose another file")
     return path
+
+
+def check_replaceable(path: Path, what: str) -> None:
+    """Nothing lies at `path`, or a regular file (no link, see check_not_link). A device, FIFO or folder
+    is no file to replace (/dev/full would fail the write after all the work, a FIFO would block)."""
+    check_not_link(path, what)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{what} {path}: is a folder, expected a file path")
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{what} {path}: is not a regular file (a device, FIFO or socket); choose a file path")
+
+
+def check_not_link(path: Path, what: str) -> None:
+    """No symbolic link at an output path, dangling or not (lstat, not stat): on a shared machine another
+    user can plant one where you will write (in /tmp, say), aimed at a file of yours they cannot touch,
+    or at a path of their choosing that the write would create."""
+    if os.path.islink(path):
+        raise InputError(f"{what} {path}: is a symbolic link (refused: it could point at another user's file); "
+                         "remove it or choose another path")
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two spellings name one file: samefile where both exist (hard links, a/../a, links above),
+    the resolved paths otherwise."""
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
 
 
 def check_count(what: str, value: int, limit: int, unit: str = "") -> int:

@@ -1,4 +1,4 @@
-"""Files: repository root, atomic outputs, JSON, hashing."""
+"""Files: repository root, atomic outputs (a stage's, a user's), JSON, hashing."""
 from __future__ import annotations
 
 import csv
@@ -6,10 +6,13 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+from tasks.core.inputs import InputError, check_replaceable
 
 
 def repo_root(start: Path | None = None) -> Path:
@@ -47,6 +50,66 @@ def atomic_outputs(targets: list[Path]) -> Iterator[dict[Path, Path]]:
     finally:
         for temporary in staging.values():
             shutil.rmtree(temporary.parent, ignore_errors=True)
+
+
+@contextmanager
+def staged_output(path: Path, what: str, failures: tuple[type[Exception], ...] = (OSError,)) -> Iterator[Path]:
+    """Yield a new temporary file beside the user's output `path` for the command's own writer to fill; on
+    success, rename it onto `path` (after check_output(path, what) passed, before any work).
+
+    The user's path itself is never opened, so a symbolic link planted there is never followed, and a
+    failed write leaves an existing file as it was. A body that removes the temporary file writes
+    nothing (it had nothing to write). A failure of the write (`failures`: OSError, or the wrapper a
+    writer puts around one, e.g. safetensors' SafetensorError) is an InputError of one line,
+    `--out PATH: could not write (No space left on device)`; the temporary file never outlives the call.
+    """
+    path = Path(path)
+    try:
+        with _temporary_twin(path) as temporary:
+            yield temporary
+            if os.path.lexists(temporary):
+                check_replaceable(path, what)  # again: another user may have planted a link since check_output
+                # rename(2) replaces the directory entry itself: a link planted after the check above is
+                # replaced, never followed, so that race cannot redirect the write.
+                os.replace(temporary, path)
+    except failures as error:
+        raise InputError(f"{what} {path}: could not write ({_reason(error)})") from None
+
+
+@contextmanager
+def _temporary_twin(path: Path) -> Iterator[Path]:
+    """An empty file of ours in `path`'s folder (mkstemp: O_EXCL, so it follows nothing), ending in `path`'s
+    suffix (writers go by it: trimesh picks the format, np.save appends .npy to a name without it),
+    with the mode `path` gets (mkstemp makes 0600); removed on leaving if still there."""
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    try:
+        os.fchmod(handle, _output_mode(path))
+    finally:
+        os.close(handle)
+    try:
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
+def _output_mode(path: Path) -> int:
+    """The permissions writing `path` in place would leave: an existing file's own (a user who made it
+    private keeps it so), else those of a new file, 0o666 less the umask."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
+        status = None
+    if status is not None and stat.S_ISREG(status.st_mode):
+        return stat.S_IMODE(status.st_mode) & 0o777
+    umask = os.umask(0)  # the only way to read it: set and restore at once
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _reason(error: Exception) -> str:
+    """An error's cause on one line: an OSError's strerror ("No space left on device"), else its text."""
+    text = error.strerror if isinstance(error, OSError) and error.strerror else str(error) or type(error).__name__
+    return " ".join(text.split())
 
 
 def write_json(path: Path, data) -> None:

@@ -1,9 +1,12 @@
 """MLflow bookkeeping for stage runs (the one task-library module that may import mlflow).
 
-Layout: one experiment per paper; a parent run per pipeline invocation; a child run per stage,
-found again by the hash of the stage's inputs so that a rerun on the same inputs reuses its run
-instead of adding a duplicate. Everything goes through MlflowClient with explicit run ids,
+Layout: one experiment per paper; a parent run per pipeline invocation; a child run per attempt at
+a stage, tagged with the hash of the stage's inputs: a rerun (after a failure or not) is a new run
+and leaves the earlier ones as they ended. Everything goes through MlflowClient with explicit run ids,
 because MLflow's active run is per thread and Prefect tasks run on other threads.
+
+The embedded store (mlflow/: the database and the artifacts) is its owner's alone: the folder 0700,
+the database 0600, so another local account reads none of the runs.
 
 For browsing: experiments are marked model development (MLflow 3 opens an unmarked one in its
 GenAI view), each run carries a description (its `mlflow.note.content`: what ran, on which
@@ -21,6 +24,7 @@ from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT, MLFLOW_RUN_NOTE
 
 from tasks.core.claims import claims_rows, status_word
+from tasks.core.private import FILE_MODE, private_folder
 
 MAX_BATCH = 1000  # MLflow's log_batch limit on metrics per call
 NOTE = MLFLOW_RUN_NOTE  # a run's Description in MLflow's UI (markdown)
@@ -39,8 +43,18 @@ def tracking_uri(root: Path) -> str:
 
 
 def client_for(root: Path) -> MlflowClient:
-    (root / "mlflow").mkdir(exist_ok=True)
-    return MlflowClient(tracking_uri=tracking_uri(root))
+    """A client of the tracking store; the embedded store's folder made 0700 (an older checkout's 0755
+    tightened) before MLflow writes into it, its database 0600 once MLflow has created it."""
+    database = private_folder(root / "mlflow", tighten=True) / "mlflow.db"
+    client = MlflowClient(tracking_uri=tracking_uri(root))
+    if database.exists():
+        database.chmod(FILE_MODE)
+    return client
+
+
+def artifact_root(root: Path) -> Path:
+    """Where the embedded store keeps artifacts, one folder per experiment: inside the private mlflow/."""
+    return (root / "mlflow" / "artifacts").resolve()
 
 
 def experiment_id(client: MlflowClient, paper: str, root: Path) -> str:
@@ -48,7 +62,7 @@ def experiment_id(client: MlflowClient, paper: str, root: Path) -> str:
     user chose explicitly is left alone)."""
     experiment = client.get_experiment_by_name(paper)
     if experiment is None:
-        artifacts = (root / "mlflow" / "artifacts" / paper).resolve().as_uri()
+        artifacts = (artifact_root(root) / paper).as_uri()
         return client.create_experiment(paper, artifact_location=artifacts, tags={EXPERIMENT_KIND: MODEL_DEVELOPMENT})
     if experiment.tags.get(EXPERIMENT_KIND, "") in GUESSED_KINDS:
         client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND, MODEL_DEVELOPMENT)
@@ -74,22 +88,12 @@ def parent_run(client: MlflowClient, experiment: str, invocation: str, tags: dic
 
 
 def stage_run(client: MlflowClient, experiment: str, parent: str, inputs_hash: str, tags: dict[str, str]) -> tuple[str, int]:
-    """(run id, start time in ms) of the stage run for these inputs; reused when it exists.
-
-    Metrics are logged with the run's start time as timestamp, so a rerun on the same inputs
-    (same numbers, by determinism) writes rows MLflow already holds and adds no duplicates.
-    """
-    found = _find(client, experiment, inputs_hash=inputs_hash, stage=tags["stage"], kind="stage")
-    if found is not None:
-        run_id = found.info.run_id
-        client.update_run(run_id, status="RUNNING")
-        start = found.info.start_time
-    else:
-        run = client.create_run(experiment, tags={**tags, "mlflow.runName": f"{tags['paper']}-{tags['stage']}"})
-        run_id, start = run.info.run_id, run.info.start_time
-    client.log_batch(run_id, tags=[RunTag(k, str(v)) for k, v in {**tags, "mlflow.parentRunId": parent,
-                                                                     "inputs_hash": inputs_hash, "kind": "stage"}.items()])
-    return run_id, start
+    """(run id, start time in ms: its metrics' timestamp) of a new run for this attempt at the stage, tagged
+    with its inputs hash. Never an earlier run: one that FINISHED keeps its status, tags and times when a
+    rerun on the same inputs fails."""
+    run = client.create_run(experiment, tags={**tags, "mlflow.parentRunId": parent, "inputs_hash": inputs_hash,
+                                              "kind": "stage", "mlflow.runName": f"{tags['paper']}-{tags['stage']}"})
+    return run.info.run_id, run.info.start_time
 
 
 def flatten(params: dict, prefix: str = "") -> dict[str, str]:
@@ -140,7 +144,7 @@ def log_datasets(client: MlflowClient, run_id: str, digests: dict[str, str], con
     """DVC-tracked paths as the run's datasets: name the path, digest its md5 as dvc.lock records it
     (at most 36 characters, MLflow's limit: an md5 with '.dir' fits), context 'input' or 'output'.
     MLflow keeps one dataset per (name, digest) in an experiment, so a stage's output and the next
-    stage's input are the same dataset, and logging it again to a reused run adds nothing."""
+    stage's input are the same dataset, as are the inputs of a stage's attempt and of its rerun."""
     datasets = [DatasetInput(Dataset(name=path, digest=md5, source_type="dvc", source=json.dumps({"path": path, "md5": md5})),
                              tags=[InputTag(MLFLOW_DATASET_CONTEXT, context)])
                 for path, md5 in sorted(digests.items())]

@@ -4,7 +4,13 @@ run time (parallel runs cannot collide), a private FLWR_HOME holding the SuperLi
 reads, and no Ray. Apps are submitted with `flwr run APP_DIR CONNECTION`; the SuperLink and SuperNodes start the
 ServerApp and ClientApps as their own subprocesses (isolation "subprocess"), which inherit this environment
 (PYTHONPATH included) so an app can import the project's code. Runtime dependency installation is off: the
-environment already holds everything, and there is no network."""
+environment already holds everything, and there is no network.
+
+The Fleet and Control APIs speak TLS with per-run certificates (tasks/federated/certificates.py): no plaintext
+connection is served, and our SuperNodes and `flwr` trust only this run's CA. TLS does not authenticate clients
+here (flwr's gRPC servers set require_client_auth=False; Control API accounts are an enterprise feature), so
+another local account that skips verification can still start a run (its ServerApp would run as us) or join as a
+SuperNode; the ServerAppIo and ClientAppIo APIs stay plaintext on loopback."""
 from __future__ import annotations
 
 import json
@@ -16,6 +22,8 @@ import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from .certificates import ServerCertificates, loopback_certificates
 
 CONNECTION = "local"
 
@@ -43,6 +51,8 @@ def config_arg(values: dict) -> str:
 class Deployment:
     home: Path  # FLWR_HOME and the processes' logs
     control: str  # the Control API address `flwr run` talks to
+    fleet: str  # the Fleet API address SuperNodes talk to
+    tls: ServerCertificates  # the SuperLink's, and the CA its clients trust
     env: dict
 
     def submit(self, app_dir: Path, run_config: dict, timeout_s: float = 60) -> int:
@@ -91,6 +101,11 @@ def _stop(process: subprocess.Popen) -> None:
         pass
 
 
+def _server_tls_args(tls: ServerCertificates) -> list[str]:
+    """The SuperLink's Fleet and Control APIs over TLS (flwr 1.32.1 needs all three files, or --insecure)."""
+    return ["--ssl-ca-certfile", str(tls.ca), "--ssl-certfile", str(tls.cert), "--ssl-keyfile", str(tls.key)]
+
+
 @contextmanager
 def local_deployment(home: Path, node_configs: list[dict], env: dict | None = None):
     """A SuperLink and len(node_configs) SuperNodes (node i gets --node-config node_configs[i]); yields a
@@ -101,20 +116,22 @@ def local_deployment(home: Path, node_configs: list[dict], env: dict | None = No
     env = dict(os.environ if env is None else env)
     env |= {"FLWR_HOME": str(home / "flwr"), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
             "FLWR_TELEMETRY_ENABLED": "0", "PYTHONUNBUFFERED": "1"}
+    tls = loopback_certificates(home / "tls")
     (home / "flwr").mkdir(exist_ok=True)
     (home / "flwr" / "config.toml").write_text(
-        f'[superlink]\ndefault = "{CONNECTION}"\n\n[superlink.{CONNECTION}]\naddress = "{control}"\ninsecure = true\n')
+        f'[superlink]\ndefault = "{CONNECTION}"\n\n[superlink.{CONNECTION}]\naddress = "{control}"\n'
+        f'root-certificates = {json.dumps(str(tls.ca))}\n')  # a JSON string is a valid TOML basic string
     with ExitStack() as stack:
-        link = _start([_tool("flower-superlink"), "--insecure", "--serverappio-api-address", serverappio,
+        link = _start([_tool("flower-superlink"), *_server_tls_args(tls), "--serverappio-api-address", serverappio,
                        "--fleet-api-address", fleet, "--control-api-address", control,
                        "--disable-runtime-dependency-installation"], home / "superlink.log", env)
         stack.callback(_stop, link)
         for i, node_config in enumerate(node_configs):
-            node = _start([_tool("flower-supernode"), "--insecure", "--superlink", fleet,
+            node = _start([_tool("flower-supernode"), "--root-certificates", str(tls.ca), "--superlink", fleet,
                            "--clientappio-api-address", f"127.0.0.1:{free_port()}",
                            "--node-config", config_arg(node_config)], home / f"supernode_{i}.log", env)
             stack.callback(_stop, node)
-        yield Deployment(home, control, env)
+        yield Deployment(home, control, fleet, tls, env)
 
 
 def wait_for(path: Path, timeout_s: float, poll_s: float = 0.1) -> None:

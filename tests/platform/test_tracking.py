@@ -1,4 +1,4 @@
-"""MLflow bookkeeping against a real (throwaway) store: parent/child runs, reuse by input hash, and what
+"""MLflow bookkeeping against a real (throwaway) store: parent/child runs, a new run per attempt, and what
 a user browses (experiment kind, run descriptions, DVC inputs as datasets, claims.json naming its run)."""
 from __future__ import annotations
 
@@ -21,25 +21,27 @@ def make_client(tmp_path):
 TAGS = {"paper": "paper", "stage": "solve", "profile": "smoke"}
 
 
-def test_rerun_on_same_inputs_reuses_the_stage_run_without_duplicate_metrics(tmp_path, monkeypatch):
+def test_a_rerun_on_the_same_inputs_opens_a_new_stage_run_and_leaves_the_first_as_it_ended(tmp_path, monkeypatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     client, experiment = make_client(tmp_path)
     runs = []
-    for invocation in ("first", "second"):
+    for invocation, curve in (("first", [3.0, 2.0, 1.0]), ("second", [4.0, 0.5])):
         parent = tracking.parent_run(client, experiment, invocation, TAGS)
         run_id, started = tracking.stage_run(client, experiment, parent, "hash-1", TAGS)
-        tracking.log_curve(client, run_id, "loss", [3.0, 2.0, 1.0], started)
+        tracking.log_curve(client, run_id, "loss", curve, started)
         tracking.finish(client, run_id, ok=True)
         tracking.mark_parent(client, parent, ok=True)
-        runs.append((parent, run_id))
-    assert runs[0][1] == runs[1][1], "same inputs hash must find the same stage run"
+        runs.append((parent, run_id, client.get_run(run_id).info))
+    assert runs[0][1] != runs[1][1], "each attempt at the stage gets a run of its own"
     assert runs[0][0] != runs[1][0], "each invocation gets its own parent run"
-    history = client.get_metric_history(runs[1][1], "loss")
-    assert [(m.step, m.value) for m in history] == [(0, 3.0), (1, 2.0), (2, 1.0)]
-    run = client.get_run(runs[1][1])
-    assert run.info.status == "FINISHED" and run.data.tags["mlflow.parentRunId"] == runs[1][0]
-    other, _ = tracking.stage_run(client, experiment, runs[1][0], "hash-2", TAGS)
-    assert other != runs[1][1]
+    first, ended = client.get_run(runs[0][1]).info, runs[0][2]
+    assert (first.status, first.start_time, first.end_time) == ("FINISHED", ended.start_time, ended.end_time)
+    assert [(m.step, m.value) for m in client.get_metric_history(runs[0][1], "loss")] == [(0, 3.0), (1, 2.0), (2, 1.0)]
+    assert [(m.step, m.value) for m in client.get_metric_history(runs[1][1], "loss")] == [(0, 4.0), (1, 0.5)]
+    for parent, run_id, _ in runs:
+        run = client.get_run(run_id)
+        assert run.data.tags["mlflow.parentRunId"] == parent and run.data.tags["inputs_hash"] == "hash-1"
+        assert run.data.tags["kind"] == "stage" and run.data.tags["mlflow.runName"] == "paper-solve"
 
 
 def test_a_failed_stage_marks_its_parent_failed_for_good(tmp_path, monkeypatch):
