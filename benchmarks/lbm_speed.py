@@ -20,11 +20,12 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from tasks.cfd.engines import run_lbm
 from tasks.cfd.fused import PaddedLayout
 from tasks.cfd.fused_kernel import coefficients, compiled_solver
 from tasks.cfd.kernels import CollisionBuffers, StepOperators, collide, stream
 from tasks.cfd.lattice import get_lattice
-from tasks.cfd.lbm import Body, LBMSetup, run_lbm
+from tasks.cfd.lbm_setup import Body, LBMSetup
 from tasks.cfd.validation import Disc
 from tasks.core.device import single_torch_thread
 

@@ -18,7 +18,7 @@ import torch
 
 from flows.unidrag.params import Params
 from flows.unidrag.pipeline import train_config
-from tasks.cfd.lbm import run_lbm
+from tasks.cfd.engines import run_lbm
 from tasks.cfd.shape_opt import OptimSettings, apply, contour_normals, drag_force, identity, prepare
 from tasks.cfd.surrogate.dataset import Sample, Standardizer
 from tasks.cfd.surrogate.training import KINDS, TrainedSurrogate, build_model, predict_cd, train_surrogate

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from tasks.cfd.lbm import LBMSetup
+from tasks.cfd.lbm_setup import LBMSetup
 from tasks.cfd.vehicle_dataset import Placement
 from tasks.core.params import LIST_AS_TUPLE, Params as BaseParams
 from tasks.core.seeding import derive_seed

@@ -21,8 +21,8 @@ from prefect.cache_policies import NO_CACHE
 from sklearn.metrics import r2_score
 
 from flows.runtime import task_runner
+from tasks.cfd.engines import run_lbm
 from tasks.cfd.ffd import ControlLattice
-from tasks.cfd.lbm import run_lbm
 from tasks.cfd.shape_opt import OptimSettings, optimise, prepare
 from tasks.cfd.surrogate.dataset import Standardizer, load_samples, select
 from tasks.cfd.surrogate.gbt import fit_gbt

@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 
 from .lattice import CS2
-from .lbm import LBMResult
+from .lbm_setup import LBMResult
 
 
 def fluid_nodes(result: LBMResult) -> np.ndarray:

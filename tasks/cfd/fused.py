@@ -21,7 +21,7 @@ from . import fused_boundaries as bc
 from .faces import parabolic_profile, ramped_speed
 from .fused_kernel import coefficients, compiled_solver
 from .lattice import get_lattice
-from .lbm import Body, LBMResult, LBMSetup, assemble_result, batch_geometry, relaxation_time
+from .lbm_setup import Body, LBMResult, LBMSetup, assemble_result, batch_geometry, relaxation_time
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from .fused import PaddedLayout, inflow_profile, ramped_speeds
 from .fused_cuda_kernels import launch
 from .fused_kernel import coefficients
 from .lattice import get_lattice
-from .lbm import BatchGeometry, Body, LBMResult, LBMSetup, assemble_result, batch_geometry, relaxation_time
+from .lbm_setup import BatchGeometry, Body, LBMResult, LBMSetup, assemble_result, batch_geometry, relaxation_time
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
+from .engines import engine_of, run_lbm
 from .fields import fluid_nodes, interpolate_fluid
 from .lattice import CS2
-from .lbm import Body, LBMResult, LBMSetup, engine_of, run_lbm
+from .lbm_setup import Body, LBMResult, LBMSetup
 
 SCHAFER_TUREK = {
     20: {"cd_mean": 5.5795, "cl_max": 0.0106, "dp": 0.1175, "recirculation_length": 0.0846},

@@ -15,7 +15,7 @@ import numpy as np
 from tasks.core.seeding import derive_seed
 
 from .fields import fluid_nodes, surface_cp, volume_samples
-from .lbm import Body, LBMResult
+from .lbm_setup import Body, LBMResult
 from .vehicles import BODY_TYPES, Vehicle
 
 ROAD_Z = 0.5  # the half-way ground wall between wall row 0 and the first fluid row

@@ -15,7 +15,7 @@ import torch
 from shapely import Polygon, contains_xy
 
 from .ffd import ControlLattice, DeformedInside
-from .lbm import Body
+from .lbm_setup import Body
 from .vehicle_dataset import PlacedInside, Placement, tunnel_body
 from .vehicles import Vehicle
 

@@ -9,8 +9,9 @@ import torch
 from shapely import Point, Polygon, contains_xy
 
 from tasks.cfd.constraints import constraints_hold, displacement, mesh_volume, polygon_area, project_controls
+from tasks.cfd.engines import run_lbm
 from tasks.cfd.ffd import ControlLattice, DeformedInside, bernstein, deform, invert, lattice_around, weight_matrix
-from tasks.cfd.lbm import LBMSetup, run_lbm
+from tasks.cfd.lbm_setup import LBMSetup
 from tasks.cfd.vehicle_dataset import Placement, tunnel_body
 from tasks.cfd.vehicles import ahmed_body, sample_family, sample_vehicle
 

@@ -6,10 +6,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from tasks.cfd.engines import engine_of, run_lbm
 from tasks.cfd.fused_kernel import coefficient_slots, coefficients, kernel_source
 from tasks.cfd.kernels import collision_matrices
 from tasks.cfd.lattice import get_lattice
-from tasks.cfd.lbm import Body, LBMSetup, engine_of, run_lbm, validate_setup
+from tasks.cfd.lbm_setup import Body, LBMSetup, validate_setup
 from tasks.cfd.validation import Disc
 from tasks.core.device import single_torch_thread
 

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 import torch
 
-from tasks.cfd.lbm import Body, LBMSetup, run_lbm, validate_setup
+from tasks.cfd.engines import run_lbm
+from tasks.cfd.lbm_setup import Body, LBMSetup, validate_setup
 from tasks.cfd.validation import Disc
 from tests.cfd.test_fused import assert_same_run
 

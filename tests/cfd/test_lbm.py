@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 import torch
 
+from tasks.cfd.engines import run_lbm, run_lbm_batches
 from tasks.cfd.fields import fluid_nodes, interpolate_fluid, surface_cp, volume_samples
 from tasks.cfd.kernels import StepOperators, collide, stream
 from tasks.cfd.lattice import equilibrium, get_lattice
-from tasks.cfd.lbm import Body, LBMSetup, run_lbm, run_lbm_batches, validate_setup
+from tasks.cfd.lbm_setup import Body, LBMSetup, validate_setup
 from tasks.cfd.links import bounce_back, build_links
 from tasks.cfd.validation import Disc
 

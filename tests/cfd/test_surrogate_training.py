@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from tasks.cfd.lbm import LBMSetup, run_lbm
+from tasks.cfd.engines import run_lbm
+from tasks.cfd.lbm_setup import LBMSetup
 from tasks.cfd.surrogate.dataset import Standardizer, load_samples, select
 from tasks.cfd.surrogate.gbt import fit_gbt
 from tasks.cfd.surrogate.training import TrainConfig, TrainedSurrogate, metrics, predict, predict_cd, train_surrogate

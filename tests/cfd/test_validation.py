@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tasks.cfd.lbm import Body, LBMSetup, run_lbm
+from tasks.cfd.engines import run_lbm
+from tasks.cfd.lbm_setup import Body, LBMSetup
 from tasks.cfd.validation import (
     Disc,
     cylinder_channel,

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tasks.cfd.lbm import LBMSetup, run_lbm
+from tasks.cfd.engines import run_lbm
+from tasks.cfd.lbm_setup import LBMSetup
 from tasks.cfd.vehicle_dataset import Placement, convergence_drift, count_nonfinite, labels, splits, tunnel_body
 from tasks.cfd.vehicles import sample_family
 
