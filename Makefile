@@ -10,7 +10,7 @@ export MLFLOW_DISABLE_TELEMETRY := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: install run test test-slow server-start server-stop benchmark gpu-check lock clean image base-image
+.PHONY: install run test test-unit test-slow server-start server-stop benchmark gpu-check lock clean image base-image
 
 install: $(STAMP)
 
@@ -32,6 +32,11 @@ test: install
 	$(BIN)/python -m pytest -q -m "not slow" --timeout 900 --durations=30; rc=$$?; \
 	if [ $$started = 1 ]; then $(BIN)/papers server stop; fi; \
 	exit $$rc
+
+# No services: leaves out the slow tests and the integration ones (those using the Prefect server, the smoke
+# pipelines or a stage-running copy of the repository; tests/conftest.py marks them).
+test-unit: install
+	$(BIN)/python -m pytest -q -m "not slow and not integration" --timeout 900 --durations=20
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow

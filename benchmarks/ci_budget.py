@@ -48,7 +48,7 @@ def timed_repro(root: Path, paper: str) -> tuple[float, dict[str, float]]:
     return total, stages
 
 
-def main(only: list[str]) -> dict:
+def main(only: list[str] | None = None) -> dict:
     """`python -m benchmarks.ci_budget [PAPER ...]`: every paper, or the ones named."""
     per_paper = {}
     with tempfile.TemporaryDirectory() as folder:

@@ -1,8 +1,8 @@
 """Start-up of the `papers` command: `--help`, a paper's `--help`, `list` and `report`, each a whole
 process timed from outside, as a user waits for it. Target: at most 0.5 s (median of REPEATS).
 
-The paper sub-apps are imported only when they run and import torch, mlflow or SCIP inside their
-commands (stages/cli.py, PAPER_APPS), so none of these pays for them. The CPU time of the process is
+The paper sub-apps are listed from their declarations (flows/<paper>/paper.py) and imported only when they
+run, and import torch, mlflow or SCIP inside their commands, so none of these pays for them. The CPU time of the process is
 recorded next to the wall time: on a loaded 2-core machine the wall time grows, the CPU time much less.
 """
 from __future__ import annotations

@@ -14,7 +14,7 @@ from prefect import flow, get_run_logger
 
 
 @flow(name="reproduce-paper")
-def reproduce_paper(paper: str = "se3_sync", root: str | None = None) -> int:
+def reproduce_paper(paper: str, root: str | None = None) -> int:
     """Run `dvc repro stages/<paper>/dvc.yaml` in the repository at `root` (default: cwd)."""
     logger = get_run_logger()
     workdir = Path(root or os.environ.get("PAPERS_ROOT") or Path.cwd())

@@ -32,6 +32,7 @@ from tasks.core.io import repo_root
 from tasks.core.profiles import PROFILES
 
 from tasks.core.console import console as make_console
+from .declarations import DeclarationError, paper_commands
 from .environment import MLFLOW_UI_PORT, configure
 from .report import claims_paths
 from .spec import paper_stages, papers
@@ -51,35 +52,9 @@ configure(ROOT)
 from . import server  # noqa: E402  (reads the environment configure() set)
 
 # Each paper's commands live in flows/<paper>/cli.py and need torch, mlflow or SCIP to run. `papers`
-# lists them from here (name, the module's typer app, its summary: a test keeps it equal to the app's
-# help) and imports a module only when its commands run, so `papers --help`, `papers list` and
+# lists them from the papers' declarations (flows/<paper>/paper.py: name, typer app, summary, which the app takes
+# as its help) and imports a module only when its commands run, so `papers --help`, `papers list` and
 # `papers report` start in a fraction of a second (benchmarks/cli_startup.py).
-PAPER_APPS = (
-    ("se3-sync", "flows.se3_sync.cli:app", "SE(3) synchronization on your own pose graphs."),
-    ("mip", "flows.mip_early_stop.cli:app", "Early stopping of SCIP with a conformally calibrated gap predictor."),
-    ("qaoa2", "flows.neural_qaoa2.cli:app", "Divide-and-conquer QAOA on your own graphs."),
-    ("cfd", "flows.unidrag.cli:app", "Lattice-Boltzmann solver validation cases."),
-    ("metadistill", "flows.metadistill.cli:app", "Minimise your own black-box function with a distilled learned "
-                                                 "optimiser (LES)."),
-    ("unidrag", "flows.unidrag.cli:unidrag_app", "Drag of your own vehicle mesh with the trained UniDrag surrogate: "
-                                                 "predict it, or minimise it by a small FFD deformation (optionally "
-                                                 "verified by the LBM)."),
-    ("ddsvm", "flows.ddsvm.cli:app", "Deep features trained for an explicit SVM margin (DDSVM) on your own CSV."),
-    ("fedcdwa", "flows.fedcdwa.cli:app", "Federated prototype distillation with Wasserstein aggregation (FedCDWA) "
-                                         "and its baselines."),
-    ("sw-drso", "flows.sw_drso.cli:app", "Classify your own point cloud or mesh with the robust SW-DRSO set classifier."),
-    ("zovh", "flows.zovh.cli:app", "Zeroth-order Hessian estimation of your own black-box function."),
-    ("prox", "flows.prox_last_iterate.cli:app", "Stochastic proximal methods (last iterate) on your own composite problems."),
-    ("lambda-grpo", "flows.lambda_grpo.cli:app", "GRPO vs lambda-GRPO: process sets and token weights of your own "
-                                                 "groups; runs on chain arithmetic."),
-    ("dueling", "flows.riemannian_dueling.cli:app", "Comparison-only minimisation on a manifold (RDNGD, RDFW)."),
-    ("ncrs", "flows.ncrs.cli:app", "Comparison-only random search on R^d (NCRS)."),
-    ("balora", "flows.balora.cli:app", "Balanced LoRA (BaLoRA) vs LoRA fine-tuning of your saved tiny LM on your text."),
-    ("minedraft", "flows.minedraft.cli:app", "MineDraft: AR, speculative and batch-parallel speculative decoding of "
-                                             "your own prompts."),
-)
-
-
 class PaperApp(TyperCommand):
     """A paper's sub-app as `papers --help` lists it; `Papers` runs the real one (`group`) in its place."""
 
@@ -102,12 +77,15 @@ class PaperApp(TyperCommand):
 
 
 class Papers(TyperGroup):
-    """The root group: its own commands and `server`, then the paper sub-apps of PAPER_APPS."""
+    """The root group: its own commands and `server`, then every declared paper's sub-apps."""
 
     def __init__(self, **attrs):
         super().__init__(**attrs)
-        for name, source, summary in PAPER_APPS:
-            self.add_command(PaperApp(name, source, summary))
+        for command in paper_commands(ROOT):
+            if command.name in self.commands:
+                raise DeclarationError(f"flows/{command.paper}/paper.py: the command name {command.name!r} is one of "
+                                       "`papers`' own; choose another")
+            self.add_command(PaperApp(command.name, command.source, command.summary))
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         name, command, rest = super().resolve_command(ctx, args)
@@ -375,10 +353,12 @@ def deployment_of(paper: str, image: bool) -> tuple[str, str]:
 
 
 @app.command()
-def deploy(paper: str = typer.Argument("se3_sync"),
+def deploy(paper: str = typer.Argument(..., help="The paper's slug, as `papers list` shows it."),
            image: bool = typer.Option(False, "--image", help="In the project's image (`make image`), through buildah: "
                                                              "the papers-image pool, run on demand.")) -> None:
     """Register the paper's scheduled deployment (prefect.yaml) with the local server."""
+    if paper not in papers(ROOT):
+        raise InputError(f"paper {paper!r}: no such paper (papers: {', '.join(papers(ROOT))})")
     server.start()
     prefect = str(Path(sys.executable).with_name("prefect"))
     pool, name = deployment_of(paper, image)

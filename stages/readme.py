@@ -7,6 +7,7 @@ drift from the results it quotes. The prose around it (what the numbers mean) st
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 from tasks.core.claims import paper_results_markdown
@@ -54,12 +55,17 @@ def committed_claims(root: Path):
 
 
 def write_readmes(root: Path) -> list[Path]:
-    """Rewrite the results block of every paper with claims; the READMEs that changed."""
+    """Rewrite the results block of every paper with claims, and the project README's paper table (its verdict
+    counts); the READMEs that changed."""
+    from .generate import readme as with_papers_table
+
+    renders = {readme_path(root, paper): partial(with_block, paper=paper, block=results_block(document))
+               for paper, document in committed_claims(root)}
+    renders[root / "README.md"] = partial(with_papers_table, root)
     changed = []
-    for paper, document in committed_claims(root):
-        path = readme_path(root, paper)
+    for path, render in renders.items():
         before = path.read_text()
-        after = with_block(before, paper, results_block(document))
+        after = render(before)
         if after != before:
             path.write_text(after)
             changed.append(path)

@@ -80,11 +80,18 @@ def repo_copy(tmp_path: Path) -> Path:
 SMOKE_REPRO_TIMEOUT = 2400  # seconds: one bare `dvc repro` of every paper's smoke pipeline
 
 
+SERVICE_FIXTURES = {"prefect_server", "smoke_repo", "repo_copy"}  # a real Prefect server, DVC runs of stages
+
+
 def pytest_collection_modifyitems(items):
-    """The first test that asks for smoke_repo pays for the whole repro in its setup: give the tests that use it
-    the repro's own limit, not make test's per-test --timeout (a loaded machine took longer than that)."""
+    """A test that uses a service fixture is an integration test (`make test-unit` leaves them out). The first
+    test that asks for smoke_repo pays for the whole repro in its setup: give the tests that use it the repro's
+    own limit, not make test's per-test --timeout (a loaded machine took longer than that)."""
     for item in items:
-        if "smoke_repo" in getattr(item, "fixturenames", ()):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & SERVICE_FIXTURES:
+            item.add_marker(pytest.mark.integration)
+        if "smoke_repo" in fixtures:
             item.add_marker(pytest.mark.timeout(SMOKE_REPRO_TIMEOUT + 300))
 
 

@@ -15,7 +15,9 @@ import typer
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_count, check_not_link, read_text
 
-app = typer.Typer(help="Balanced LoRA (BaLoRA) vs LoRA fine-tuning of your saved tiny LM on your text.",
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["balora"].summary,
                   no_args_is_help=True)
 METHODS = ("balora", "lora")
 MAX_STEPS, MAX_BATCH, MAX_RANK = 100_000, 4096, 1024

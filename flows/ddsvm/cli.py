@@ -22,7 +22,9 @@ from tasks.core.inputs import InputError, check_count, check_output
 from tasks.core.io import staged_output
 from tasks.train.labelled_csv import read_labelled_csv
 
-app = typer.Typer(help="Deep features trained for an explicit SVM margin (DDSVM) on your own CSV.",
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["ddsvm"].summary,
                   no_args_is_help=True)
 MAX_EPOCHS = 10_000
 MAX_FEATURE_DIM = 4096

@@ -15,8 +15,9 @@ from tasks.core.console import console
 from tasks.core.inputs import InputError
 
 from .config import METHODS
+from .paper import PAPER
 
-app = typer.Typer(help="Federated prototype distillation with Wasserstein aggregation (FedCDWA) and its baselines.",
+app = typer.Typer(help=PAPER.commands["fedcdwa"].summary,
                   no_args_is_help=True)
 ENGINES = ("inprocess", "flower")
 MAX_CLIENTS, MAX_FLOWER_CLIENTS, MAX_ROUNDS, MAX_EPOCHS = 1000, 32, 1000, 100

@@ -15,10 +15,10 @@ import typer
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_count, read_text
 
+from .paper import PAPER
 from .process_sets import process_counts, process_steps
 
-app = typer.Typer(help="GRPO vs lambda-GRPO: process sets and token weights of your own groups; runs on chain "
-                       "arithmetic.", no_args_is_help=True)
+app = typer.Typer(help=PAPER.commands["lambda-grpo"].summary, no_args_is_help=True)
 MAX_GROUP = 4096  # completions in one group
 MAX_TOKENS = 65_536  # tokens of one completion
 MAX_SFT_STEPS, MAX_RL_STEPS = 100_000, 100_000

@@ -16,7 +16,9 @@ from tasks.core.console import console
 from tasks.core.inputs import InputError, check_count
 from tasks.core.io import repo_root
 
-app = typer.Typer(help="Minimise your own black-box function with a distilled learned optimiser (LES).",
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["metadistill"].summary,
                   no_args_is_help=True)
 STUDENTS = {"md": "les_md.pt", "base": "les_base.pt", "cmaes": None}
 MAX_DIM, MAX_POPSIZE, MAX_BUDGET, MAX_CELLS = 10_000, 10_000, 10_000_000, 10_000_000

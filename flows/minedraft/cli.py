@@ -14,7 +14,9 @@ import typer
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_count, read_text
 
-app = typer.Typer(help="MineDraft: AR, speculative and batch-parallel speculative decoding of your own prompts.",
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["minedraft"].summary,
                   no_args_is_help=True)
 METHODS = ("ar", "sd", "psd")
 

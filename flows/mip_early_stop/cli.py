@@ -25,11 +25,13 @@ from tasks.core.inputs import InputError, check_output, check_readable
 from tasks.core.io import staged_output
 from tasks.mip import isolated
 
+from .paper import PAPER
+
 if TYPE_CHECKING:
     from tasks.mip.stopper import NetworkStopper
 
 # rich_markup_mode=None: help texts are printed as written ("[--alpha A]" is not rich markup).
-app = typer.Typer(help="Early stopping of SCIP with a conformally calibrated gap predictor.", no_args_is_help=True,
+app = typer.Typer(help=PAPER.commands["mip"].summary, no_args_is_help=True,
                   rich_markup_mode=None)
 
 # What a stopper bundle's meta holds (flows/mip_early_stop/pipeline.py, calibrate) and this command reads.

@@ -16,7 +16,9 @@ import typer
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_count
 
-app = typer.Typer(help="Comparison-only random search on R^d (NCRS).", no_args_is_help=True)
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["ncrs"].summary, no_args_is_help=True)
 MAX_DIM, MAX_BUDGET = 1_000_000, 10_000_000
 
 

@@ -20,7 +20,9 @@ from tasks.core.io import staged_output
 from tasks.quantum.instances import MAX_NODES, MAX_QUBO_VARIABLES, read_edge_list, read_qubo
 from tasks.quantum.qubo import assignment_from_sides, qubo_to_maxcut
 
-app = typer.Typer(help="Divide-and-conquer QAOA on your own graphs.", no_args_is_help=True)
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["qaoa2"].summary, no_args_is_help=True)
 POLICY_NAMES = ("neural", "kl", "modularity", "boundary", "random")
 # The default profile's evidence (stages/neural_qaoa2/README.md): KL has the most first places and the best
 # mean rho of the five policies, Neural does not beat it; so KL is what a user gets without asking.

@@ -23,7 +23,9 @@ from tasks.core.inputs import InputError, check_count, check_output, read_text
 from tasks.core.io import staged_output
 from tasks.userdata.arrays import read_array
 
-app = typer.Typer(help="Stochastic proximal methods (last iterate) on your own composite problems.",
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["prox"].summary,
                   no_args_is_help=True)
 PROBLEMS = ("lasso", "network_lasso")
 REQUIRED = {"lasso": ("problem", "X", "y", "lam", "iterations"),

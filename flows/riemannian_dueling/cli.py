@@ -17,7 +17,9 @@ from tasks.comparison.geometry import MANIFOLDS
 from tasks.core.console import console
 from tasks.core.inputs import InputError, check_count
 
-app = typer.Typer(help="Comparison-only minimisation on a manifold (RDNGD, RDFW).", no_args_is_help=True)
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["dueling"].summary, no_args_is_help=True)
 MAX_DIM = {"sphere": 100_000, "spd": 200, "stiefel": 10_000, "simplex": 100_000}
 MAX_BUDGET = 10_000_000
 

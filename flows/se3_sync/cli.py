@@ -17,7 +17,9 @@ from tasks.core.inputs import InputError, check_output
 from tasks.core.io import staged_output
 from tasks.sync.graph import Poses
 
-app = typer.Typer(help="SE(3) synchronization on your own pose graphs.", no_args_is_help=True)
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["se3-sync"].summary, no_args_is_help=True)
 NAMES = {"dqgpm": "dqgpm", "spectral": "dq_spectral", "eig": "eig", "chain": "chain"}
 
 

@@ -18,7 +18,9 @@ import typer
 from tasks.core.console import console
 from tasks.core.inputs import InputError
 
-app = typer.Typer(help="Classify your own point cloud or mesh with the robust SW-DRSO set classifier.",
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["sw-drso"].summary,
                   no_args_is_help=True)
 MAX_SET = 4096
 TRAIN_HINT = "train one with `papers run sw_drso`, or pass a .safetensors file"

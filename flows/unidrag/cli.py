@@ -22,12 +22,14 @@ from tasks.core.device import resolve_device, single_torch_thread
 from tasks.core.inputs import InputError, check_output, check_readable
 from tasks.core.io import repo_root, staged_output
 
-app = typer.Typer(help="Lattice-Boltzmann solver validation cases.", no_args_is_help=True)
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["cfd"].summary, no_args_is_help=True)
 CYLINDER_KEYS = ("cd_mean", "cd_max", "cl_max", "dp", "recirculation_length", "strouhal")
 MAX_LATTICE_CELLS = 16_000_000  # D3Q19 in float32: ~2.4 GB of populations, twice over
 MAX_STEPS = 10_000_000  # the per-step force trace is allocated up front
-# The choices of tasks/cfd/lbm.py (COLLISIONS, DTYPES) as --help names them without importing torch;
-# the commands check against lbm's own, and a test keeps the two equal.
+# The choices of tasks/cfd/lbm_setup.py (COLLISIONS, DTYPES) as --help names them without importing torch;
+# the commands check against lbm_setup's own, and a test keeps the two equal.
 COLLISION_CHOICES = ("bgk", "trt", "regularized")
 DTYPE_CHOICES = ("float32", "float64")
 
@@ -93,7 +95,7 @@ def cylinder(
 ) -> None:
     """Schafer-Turek cylinder in a channel: Cd, Cl, pressure difference, recirculation length (or
     Strouhal number) next to the reference values."""
-    from tasks.cfd.lbm import BOUNCE_BACKS, COLLISIONS, DTYPES, ENGINES
+    from tasks.cfd.lbm_setup import BOUNCE_BACKS, COLLISIONS, DTYPES, ENGINES
     from tasks.cfd.validation import cylinder_channel, schafer_turek_cylinder
 
     _check_choice(collision, COLLISIONS, "--collision")
@@ -144,9 +146,7 @@ def sphere(
 
 # ---------------------------------------------------------------- `papers unidrag`: a user's mesh
 
-unidrag_app = typer.Typer(help="Drag of your own vehicle mesh with the trained UniDrag surrogate: predict it, or "
-                               "minimise it by a small FFD deformation (optionally verified by the LBM).",
-                          no_args_is_help=True)
+unidrag_app = typer.Typer(help=PAPER.commands["unidrag"].summary, no_args_is_help=True)
 DEFAULT_MODEL = Path("data") / "unidrag" / "models" / "unidrag-seed0.pt"
 REGISTERED_MODEL = "unidrag-surrogate"
 MESH_HELP = "Closed (watertight) STL/OBJ/PLY mesh, +x streamwise, z up (see stages/unidrag/README.md for the frame)."
@@ -240,7 +240,7 @@ def predict_command(
 def _verify(base, result) -> dict:
     """LBM of the base and the optimised silhouette with the active profile's data-set settings."""
     from flows.unidrag.params import Params
-    from tasks.cfd.lbm import run_lbm
+    from tasks.cfd.engines import run_lbm
     from tasks.cfd.verification import contour_body, verified_outcome
     from tasks.core.params import active_profile, load_paper_params
 

@@ -21,7 +21,9 @@ from tasks.core.io import staged_output
 from tasks.userdata.arrays import read_array
 from tasks.userdata.functions import load_function
 
-app = typer.Typer(help="Zeroth-order Hessian estimation of your own black-box function.", no_args_is_help=True)
+from .paper import PAPER
+
+app = typer.Typer(help=PAPER.commands["zovh"].summary, no_args_is_help=True)
 METHODS = ("zovh", "s1", "s2", "scd", "cd")
 MAX_DIMENSION = 5000  # the dense d x d estimate: 200 MB of float64
 MAX_QUERIES = 100_000

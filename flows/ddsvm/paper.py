@@ -1,0 +1,11 @@
+"""ddsvm as the project lists it (see flows/declaration.py)."""
+from flows.declaration import Command, Paper
+
+PAPER = Paper(
+    title="DDSVM: A Differentiable Framework for Deep Support Vector Machines",
+    pipeline="DDSVM data-scarce digits",
+    nightly="20 5 * * *",
+    commands={
+        "ddsvm": Command("app", "Deep features trained for an explicit SVM margin (DDSVM) on your own CSV."),
+    },
+)

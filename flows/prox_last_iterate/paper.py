@@ -1,0 +1,11 @@
+"""prox_last_iterate as the project lists it (see flows/declaration.py)."""
+from flows.declaration import Command, Paper
+
+PAPER = Paper(
+    title="Convergence Rate of the Last Iterate of Stochastic Proximal Algorithms",
+    pipeline="last-iterate stochastic proximal methods",
+    nightly="40 6 * * *",
+    commands={
+        "prox": Command("app", "Stochastic proximal methods (last iterate) on your own composite problems."),
+    },
+)

@@ -1,0 +1,11 @@
+"""sw_drso as the project lists it (see flows/declaration.py)."""
+from flows.declaration import Command, Paper
+
+PAPER = Paper(
+    title="Distributionally Robust Set Representation Learning Under Inference-Time Element Corruption (SW-DRSO)",
+    pipeline="SW-DRSO robust set representation",
+    nightly="30 1 * * *",
+    commands={
+        "sw-drso": Command("app", "Classify your own point cloud or mesh with the robust SW-DRSO set classifier."),
+    },
+)

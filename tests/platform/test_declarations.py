@@ -1,0 +1,114 @@
+"""A paper declares itself once (flows/<paper>/paper.py); the shared files are derived from the declarations, and a
+new paper is picked up by the generator, `papers`, the benchmarks and the report with no shared file edited."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stages.declarations import DeclarationError, declarations, paper_commands
+from stages.generate import README_BEGIN, stale
+from stages.spec import papers
+from tasks.core.provenance import copy_project
+from tests.conftest import ROOT, stage_env
+
+TEMPLATE, SLUG = "se3_sync", "se3_copy"
+
+
+def test_the_derived_files_agree_with_the_declarations():
+    assert stale(ROOT) == []
+
+
+def test_every_paper_with_stages_declares_itself():
+    assert list(declarations(ROOT)) == papers(ROOT)
+    for paper, declared in declarations(ROOT).items():
+        assert declared.title and declared.pipeline and len(declared.nightly.split()) == 5, paper
+
+
+def python(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    """`python ARGS` in `repo`, importing the copy's own packages (the working folder comes first on sys.path)."""
+    return subprocess.run([sys.executable, *args], cwd=repo, env=stage_env(repo), capture_output=True, text=True,
+                          timeout=300)
+
+
+def add_paper(repo: Path, template: str, slug: str) -> None:
+    """A new paper `slug`: the template's package, stages folder, benchmark and committed claims under the new name,
+    its command `se3-copy` in place of the template's."""
+    for folder in (Path("flows"), Path("stages"), Path("data")):
+        shutil.copytree(repo / folder / template, repo / folder / slug, ignore=shutil.ignore_patterns("dvc.lock", "plots"))
+    shutil.copy(repo / "benchmarks" / f"{template}_speed.py", repo / "benchmarks" / f"{slug}_speed.py")
+    command = template.replace("_", "-")
+    for path in [*(repo / "flows" / slug).glob("*.py"), *(repo / "stages" / slug).glob("*.*"), repo / "data" / slug / "claims.json",
+                 repo / "benchmarks" / f"{slug}_speed.py"]:
+        path.write_text(path.read_text().replace(template, slug).replace(f'"{command}"', f'"{slug.replace("_", "-")}"'))
+
+
+def test_a_new_paper_is_picked_up_with_no_shared_file_edited(tmp_path):
+    repo = copy_project(ROOT, tmp_path / "repo")
+    add_paper(repo, TEMPLATE, SLUG)
+    generated = python(repo, "-m", "stages.generate")
+    assert generated.returncode == 0, generated.stderr
+    changed = subprocess.run(["git", "diff", "--name-only"], cwd=repo, capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(changed) == ["README.md", "dvc.yaml", "prefect.yaml"]  # derived, never hand-edited
+    assert python(repo, "-m", "stages.generate", "--check").returncode == 0
+
+    assert f"data/{SLUG}/claims.json" in yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]["report"]["deps"]
+    deployments = {d["name"]: d for d in yaml.safe_load((repo / "prefect.yaml").read_text())["deployments"]}
+    assert {f"{SLUG}-pipeline", f"{SLUG}-pipeline-image", f"{SLUG}-pipeline-docker"} <= set(deployments)
+    assert deployments[f"{SLUG}-pipeline"]["parameters"]["paper"] == SLUG
+    assert f"| [{SLUG}](stages/{SLUG}/README.md) |" in (repo / "README.md").read_text()
+
+    listed = python(repo, "-c", "import sys; sys.argv = ['papers', 'se3-copy', 'solve', '--help']; "
+                                "from stages.cli import main; main()")
+    assert listed.returncode == 0 and "--g2o" in listed.stdout, listed.stdout + listed.stderr
+    benchmarks = python(repo, "-c", "from benchmarks.__main__ import benchmark_modules; print(benchmark_modules())")
+    assert f"'{SLUG}_speed'" in benchmarks.stdout, benchmarks.stderr
+    reported = python(repo, "-m", "stages", "report")
+    assert reported.returncode == 0, reported.stderr
+    assert f"| {SLUG} |" in (repo / "reports" / "claims.md").read_text()
+
+
+def test_a_paper_missing_its_declaration_or_a_command_name_taken_twice_is_named(tmp_path, monkeypatch):
+    repo = copy_project(ROOT, tmp_path / "repo")
+    add_paper(repo, TEMPLATE, SLUG)
+    (repo / "flows" / SLUG / "paper.py").unlink()
+    done = python(repo, "-m", "stages.generate", "--check")
+    assert done.returncode == 2 and f"missing: flows/{SLUG}/paper.py" in done.stderr, done.stderr
+
+    add_paper(repo, TEMPLATE, "se3_twin")
+    twin = repo / "flows" / "se3_twin" / "paper.py"
+    twin.write_text(twin.read_text().replace('"se3-twin"', '"se3-sync"'))
+    shutil.rmtree(repo / "stages" / SLUG)
+    shutil.rmtree(repo / "flows" / SLUG)
+    done = python(repo, "-m", "stages.generate", "--check")
+    assert done.returncode == 2 and "the command name 'se3-sync' is taken by se3_sync" in done.stderr, done.stderr
+
+
+def test_the_readme_table_counts_the_committed_verdicts():
+    text = (ROOT / "README.md").read_text()
+    assert README_BEGIN in text
+    for paper in papers(ROOT):
+        passed = [c["passed"] for c in json.loads((ROOT / "data" / paper / "claims.json").read_text())["claims"]]
+        counts = ((passed.count(True), "pass"), (passed.count(False), "FAIL"), (passed.count(None), "undecided"))
+        row = next(line for line in text.splitlines() if line.startswith(f"| [{paper}]("))
+        assert row.endswith(" | " + ", ".join(f"{n} {word}" for n, word in counts if n) + " |"), row
+
+
+def test_command_names_are_unique_and_point_at_each_papers_cli():
+    commands = paper_commands(ROOT)
+    assert len({c.name for c in commands}) == len(commands)
+    for command in commands:
+        assert (ROOT / "flows" / command.paper / "cli.py").exists(), command
+
+
+def test_an_undeclared_paper_object_is_refused(monkeypatch):
+    from stages import declarations as module
+
+    monkeypatch.setattr(module.importlib, "import_module", lambda name: type("M", (), {"PAPER": {"title": "x"}}))
+    with pytest.raises(DeclarationError, match=r"flows/p/paper.py: PAPER must be a flows.declaration.Paper"):
+        module.declaration("p")
