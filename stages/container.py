@@ -1,4 +1,4 @@
-"""The project's image: build it with podman, run commands in it with buildah (`make image`, README "Container").
+"""The project's image: build it with podman, run commands in it with buildah (`make image`, docs/containers.md).
 
     python3 -m stages.container base     a python3.11 base from Debian's mirror, for machines without a registry
     python3 -m stages.container build    build localhost/papers:cpu (or :cu128 with --torch cu128); time and size

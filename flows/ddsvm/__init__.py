@@ -1,6 +1,7 @@
-"""ddsvm: DDSVM, a differentiable framework for deep support vector machines (ICML 2026; abstract only, spec
-shared/papers/ddsvm.md). Deep features trained against an OvR linear SVM refitted on them, pushed along the
-SVM's margin-widening normal on the unit sphere, against CE, CE + post-hoc SVM and cosine-CE on data-scarce digits.
+"""ddsvm: DDSVM, a differentiable framework for deep support vector machines (ICML 2026; abstract only, method
+reconstructed as stages/ddsvm/README.md says). Deep features trained against an OvR linear SVM refitted on them,
+pushed along the SVM's margin-widening normal on the unit sphere, against CE, CE + post-hoc SVM and cosine-CE on
+data-scarce digits.
 
 - params.py: the typed Params of stages/ddsvm/params.yaml.
 - push.py: the push direction (options A/B/C), tangent projection, pushed target, push loss (pure functions).

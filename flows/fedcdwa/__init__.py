@@ -1,5 +1,5 @@
 """fedcdwa: FedCDWA, decoupled federated prototype distillation with Hierarchical Wasserstein Aggregation (ICML 2026,
-abstract only; the method is the spec's reconstruction, shared/papers/fedcdwa.md).
+abstract only; the method is our reconstruction, described in stages/fedcdwa/README.md).
 
 - config.py: FedConfig, one run's settings (spec §3.6 defaults); variants.py: the ablations.
 - model.py, losses.py (PVDA, distillation), local.py (local SGD on one client's arrays).

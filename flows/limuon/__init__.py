@@ -1,4 +1,4 @@
-"""LiMuon (Light and Fast Muon Optimizer for Large Models): spec ../shared/papers/limuon.md.
+"""LiMuon (Light and Fast Muon Optimizer for Large Models; Huang, Luo, Chen, ICML 2026): stages/limuon/README.md.
 
 params    the typed params of one profile (stages/limuon/params.yaml)
 runs      the variants (muon, muon2x, adamw, limuon1, limuon2_r<k>, muonpp) and one run per (task, variant, seed)

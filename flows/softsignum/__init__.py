@@ -1,4 +1,4 @@
-"""SoftSignum / SoftMuon (SoftSign: Smooth Sign in Your Optimizer): spec ../shared/papers/softsignum.md.
+"""SoftSignum / SoftMuon (SoftSign: Smooth Sign in Your Optimizer; ICML 2026): stages/softsignum/README.md.
 
 params    the typed params of one profile (stages/softsignum/params.yaml)
 variants  the optimizer names: the methods and the controls of SoftSignum's clamp (hardswitch_x20, softsignum_unclamped)

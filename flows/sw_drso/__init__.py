@@ -1,5 +1,5 @@
 """sw_drso: distributionally robust set representations under inference-time element corruption (Chen, Zhang,
-He, Yu, Liu; ICML 2026), as reconstructed in shared/papers/sw_drso.md.
+He, Yu, Liu; ICML 2026), the method reconstructed as stages/sw_drso/README.md says.
 
 - params.py: the typed Params of stages/sw_drso/params.yaml.
 - adversary.py: the barycentric adversary (spec §3.4): T ascent steps on the simplex weights of the set's
