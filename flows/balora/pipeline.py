@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_json
@@ -65,7 +65,7 @@ def train(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- solve
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def synthetic_testbeds(params: Params, generated: Path, out: Path) -> dict:
     single_torch_thread()
     from .testbeds import lr_grid, convergence_runs, conditioning_runs
@@ -80,7 +80,7 @@ def synthetic_testbeds(params: Params, generated: Path, out: Path) -> dict:
     return {"synthetic_runs": len(runs)}
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def finetune_task(params: Params, generated: Path, base: Path, method: str, lr: float, scale: float, k: int) -> dict:
     single_torch_thread()
     from .lm import finetune_run
@@ -91,7 +91,7 @@ def finetune_task(params: Params, generated: Path, base: Path, method: str, lr: 
     return run | {"seed_index": k}
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def timing_task(params: Params, generated: Path, base: Path, out: Path) -> dict:
     single_torch_thread()
     from tasks.lm.model import load_model

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -58,7 +58,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- train
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def train_task(split_path: Path, folder: Path, label: str, method: MethodParams, training: Training, seed: int,
                device: str) -> dict:
     single_torch_thread()  # tiny CNNs: a second thread only adds synchronisation (spec §6)

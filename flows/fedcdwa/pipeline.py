@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -62,7 +62,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- train
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def federated_run(partition_path: Path, out_folder: Path, params: Params, method: str, ablation: str | None,
                   alpha: float, seed_index: int) -> dict:
     single_torch_thread()

@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_json
@@ -43,7 +43,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- train
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def train_seed(params: Params, generated: Path, out: Path, k: int, device: str) -> dict:
     single_torch_thread()
     return sft_policy(params, generated, out, derive_seed(params.seed, "sft", k), device)
@@ -65,7 +65,7 @@ def train(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- solve
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def rl_run(params: Params, generated: Path, policy: Path, out: Path, setting: dict, method: str, k: int,
            device: str) -> dict:
     single_torch_thread()

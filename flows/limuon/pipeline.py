@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -73,13 +73,13 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- calibrate
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def charlm_task(corpus_path: Path, variant: str, setting: CharLMSetting, hp: MuonFamily, seed: int) -> dict:
     single_torch_thread()
     return charlm_run(load_corpus(corpus_path), variant, setting, hp, seed)
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def mat_ls_task(path: Path, sigma: float, variant: str, setting: MatLsSetting, hp: MuonFamily, seed: int) -> dict:
     single_torch_thread()
     with np.load(path) as arrays:

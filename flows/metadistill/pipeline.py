@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.blackbox.bbob import BBOBProblem
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
@@ -48,7 +48,7 @@ def new_student(student: StudentParams, seed: int) -> LES:
 
 # ---------------------------------------------------------------- generate
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def collect(name: str, episode: int, params: Params) -> dict:
     k = params.knowledge
     return collect_episode(name, k.dim, k.popsize, k.generations, list(k.teachers),
@@ -77,7 +77,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- train
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def distill_task(model: LES, knowledge: list[list[dict]], params: Params) -> dict:
     single_torch_thread()
     k, d = params.knowledge, params.distill
@@ -85,7 +85,7 @@ def distill_task(model: LES, knowledge: list[list[dict]], params: Params) -> dic
                    derive_seed(params.seed, "distill"))
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def meta_task(model: LES, params: Params) -> dict:
     single_torch_thread()
     k, m = params.knowledge, params.meta
@@ -128,7 +128,7 @@ def run_rows(run: Run, variant: str, problem: BBOBProblem, seed: int) -> list[di
             for g in range(len(run.best_generation))]
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def solve_function(fid: int, dim: int, models: dict[str, LES], params: Params) -> list[dict]:
     """Every variant on BBOB f`fid` at `dim`, seed k on IOH instance k + 1."""
     single_torch_thread()

@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -44,7 +44,7 @@ def instance_dir(root_or_tmp: Path, family: str, split: str) -> Path:
 
 # ---------------------------------------------------------------- generate
 
-@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+@stage_task(retries=2, retry_delay_seconds=1)
 def make_instance(family: str, size: dict, seed: int, path: Path) -> dict:
     path.parent.mkdir(parents=True, exist_ok=True)
     return {"file": path.name, **generators.generate(family, size, seed, path)}
@@ -69,7 +69,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- solve
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def record(mps: Path, family: str, out: Path, settings: dict, best_sol_limit: int | None = None) -> dict:
     """One SCIP solve with the sampling event handler (one SCIP thread per worker process)."""
     trajectory, _ = solver.solve(mps, family=family, bound=solver.BOUNDS[family], best_sol_limit=best_sol_limit, **settings)
@@ -170,7 +170,7 @@ def calibrate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- evaluate
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def resolve_online(mps: Path, family: str, stopper_path: Path, settings: dict) -> dict:
     """Re-solve with the network stopping SCIP from inside the event handler (interruptSolve);
     the stopper's own inference time is measured in the same solve."""

@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.comparison.oracles import Noise
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.io import write_csv, write_json
@@ -72,7 +72,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- solve
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def solve_margin(problem: Path, out: Path, params: Params, method: str, p: float, seed: int, budget: int) -> dict:
     inst, cal = load_instances(problem)
     noise = Noise("margin", p=p)
@@ -83,7 +83,7 @@ def solve_margin(problem: Path, out: Path, params: Params, method: str, p: float
     return {"step": run["step"], "wall_time_s": run["wall_time_s"]}
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def solve_libraries(problem: Path, folder: Path, params: Params, d: int, seed: int) -> dict:
     inst, cal = load_instances(problem)
     lib = params.libraries
@@ -94,7 +94,7 @@ def solve_libraries(problem: Path, folder: Path, params: Params, d: int, seed: i
     return {method: run["step"] if np.isfinite(run["step"]) else None for method, run in runs.items()}
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def solve_voting(problem: Path, out: Path, params: Params, oracle: str, votes: int, seed: int) -> dict:
     g = params.gap_oracles
     inst, _ = load_instances(problem)

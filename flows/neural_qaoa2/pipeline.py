@@ -12,10 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -55,7 +55,7 @@ def graph_specs(params: Params) -> list[tuple[str, str, str, int, int]]:
     return specs
 
 
-@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+@stage_task(retries=2, retry_delay_seconds=1)
 def make_graph(folder: Path, split: str, name: str, family: str, size: int, seed: int, params: Params) -> dict:
     """Write one graph and its reference: the best of `local_search_restarts` one-flip local searches,
     handed to SCIP as its start when the graph has at most `scip_max_edges` edges (denser ones SCIP does
@@ -99,7 +99,7 @@ def qaoa_options(params: Params) -> dict:
     return {"n_max": q.n_max, "steps": q.steps, "lr": q.lr, "shots": q.shots}
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def baseline_runs(graph_path: Path, plan: list[tuple[str, int]], options: dict) -> list[dict]:
     """QAOA^2 runs on one graph, one per (level0, seed) of `plan` (one task per graph: hundreds of
     0.1 s runs would otherwise pay a task's overhead each): `level0` partitions the original graph,
@@ -185,7 +185,7 @@ def make_policy(name: str, networks_path: Path, tta_steps: int):
     return baseline_policy(name)
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def policy_runs(graph_path: Path, policy_name: str, seeds: list[int], options: dict, networks_path: Path,
                 tta_steps: int) -> list[dict]:
     """The R evaluation runs of one policy on one graph."""

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -39,7 +39,7 @@ def runs_of(params: Params, problem: str) -> Runs:
 
 # ---------------------------------------------------------------- generate
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def make_instance(folder: Path, params: Params, problem: str) -> dict:
     instance = (problems.make_netlasso(params.netlasso, derive_seed(params.seed, Q1)) if problem == Q1
                 else problems.make_lasso_diabetes(params.lasso_diabetes))
@@ -62,7 +62,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- solve
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def run_horizon(problem_folder: Path, out: Path, problem: str, T: int, cs: list[float], seeds: int, reference_T: int,
                 record_points: int, seed: int) -> dict:
     """Every (seed, c) run at horizon T in one batch (run b = seed * len(cs) + c index)."""

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.comparison.objectives import KarcherCost, Rayleigh, karcher_mean, rayleigh_matrix, spd_samples
 from tasks.core.claims import claims_document, headline_metrics, median_of
 from tasks.core.io import write_csv, write_json
@@ -62,7 +62,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- solve
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def solve_rayleigh(problem: Path, out: Path, params: Params, n: int, k: int) -> float:
     r = params.rayleigh
     with np.load(problem) as data:
@@ -72,7 +72,7 @@ def solve_rayleigh(problem: Path, out: Path, params: Params, n: int, k: int) -> 
     return float(sum(run["wall_time_s"] for run in runs.values()))
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def solve_karcher(problem: Path, out: Path, params: Params, budget: int, k: int) -> float:
     c = params.karcher
     with np.load(problem) as data:
@@ -82,7 +82,7 @@ def solve_karcher(problem: Path, out: Path, params: Params, budget: int, k: int)
     return float(sum(run["wall_time_s"] for run in runs.values()))
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def solve_simplex(problem: Path, out: Path, params: Params, k: int) -> float:
     s = params.simplex
     with np.load(problem) as data:

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import sklearn
 import torch
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -49,7 +49,7 @@ def options_of(config: OptimizerOptions) -> dict:
 
 # ---------------------------------------------------------------- generate
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def make_split(seed: int, test_fraction: float, label_noise: float) -> dict:
     split = digits_split(seed, test_fraction, scaling="pm1")
     noisy = noisy_labels(split.y_train, label_noise, 10, torch.Generator().manual_seed(derive_seed(seed, "label-noise")))
@@ -81,7 +81,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- train
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def digits_run(split_path: Path, task_name: str, labels: str, optimizer: str, kind: str, options: dict, seed: int,
                epochs: int, batch: int, hidden: tuple[int, ...], quant, device: str) -> dict:
     single_torch_thread()
@@ -92,7 +92,7 @@ def digits_run(split_path: Path, task_name: str, labels: str, optimizer: str, ki
     return {"task": task_name, "optimizer": optimizer, "seed": seed, "kind": kind, "options": options} | run
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def rosenbrock_run(optimizer: str, kind: str, options: dict, seed: int, start: tuple[float, float], steps: int) -> dict:
     single_torch_thread()
     run = run_rosenbrock(kind=kind, options=options, seed=seed, start=start, steps=steps)

@@ -11,10 +11,10 @@ from itertools import product
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -35,14 +35,14 @@ DATA = Path("data") / PAPER
 
 # ---------------------------------------------------------------- generate
 
-@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+@stage_task(retries=2, retry_delay_seconds=1)
 def make_geometric(folder: Path, name: str, n: int, p: float, sigma: float, seed: int, meta: dict) -> str:
     graph, truth = generators.geometric(n, p, sigma, sigma, seed)
     save_instance(folder / f"{name}.npz", Instance(graph, truth, {**meta, "n": n, "p": p, "sigma": sigma}))
     return name
 
 
-@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+@stage_task(retries=2, retry_delay_seconds=1)
 def make_chain(folder: Path, name: str, n: int, loop_fraction: float, sigma: float, seed: int, meta: dict) -> str:
     graph, truth = generators.slam_chain(n, loop_fraction, sigma, sigma, seed)
     save_instance(folder / f"{name}.npz", Instance(graph, truth, {**meta, "n": n, "loop_fraction": loop_fraction,
@@ -50,14 +50,14 @@ def make_chain(folder: Path, name: str, n: int, loop_fraction: float, sigma: flo
     return name
 
 
-@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+@stage_task(retries=2, retry_delay_seconds=1)
 def make_additive(folder: Path, name: str, n: int, p: float, sigma: float, seed: int, meta: dict) -> str:
     graph, truth = generators.additive(n, p, sigma, seed)
     save_instance(folder / f"{name}.npz", Instance(graph, truth, {**meta, "n": n, "p": p, "sigma": sigma}))
     return name
 
 
-@task(cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
+@stage_task(retries=2, retry_delay_seconds=1)
 def make_scans(folder: Path, name: str, n_scans: int, n_pts: int, seed: int, meta: dict) -> dict:
     data = scans.make_scans(n_scans, n_pts, seed)
     points = np.concatenate(data.points)
@@ -131,7 +131,7 @@ def timing_variants(methods: list[str], solver: Solver, eig_matched_tol: float) 
     return variants
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def run_method(instance_path: Path, method: str, options: dict, out_folder: Path) -> dict:
     instance = load_instance(instance_path)
     if method == "dqgpm":  # the error trace is for logging only; it does not steer the method
@@ -144,7 +144,7 @@ def run_method(instance_path: Path, method: str, options: dict, out_folder: Path
             "error_history": result.info.get("error_history", [])}
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def time_runs(paths: list[Path], variants: dict, repeats: int) -> list[dict]:
     """The claim instances at BLAS 1 thread and default; the curve instances at 1 thread."""
     claim = [p for p in paths if "_claim_" in p.stem]

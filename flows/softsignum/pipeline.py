@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -73,7 +73,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- calibrate / train: one run per task
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def run_job(job: dict, params: Params, root: Path, device: str) -> dict:
     """One (task, optimizer, seed) run; job: task, optimizer, seed, lr, and steps for char-LM grid runs."""
     single_torch_thread()

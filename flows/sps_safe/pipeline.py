@@ -13,10 +13,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -75,7 +75,7 @@ def subsample(values: np.ndarray) -> list:
 
 # ---------------------------------------------------------------- generate
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def make_problem(folder: Path, problem: str, k: int, seed: int) -> dict:
     data = PROBLEMS[problem](seed)
     np.savez(folder / f"{problem}_{k}.npz", **data, instance_seed=seed)
@@ -104,7 +104,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- solve
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def solve_problem(problem_path: Path, out_path: Path, g: SvmGrid, sampling_seed: int,
                   sweep: list[Method] | None = None) -> dict:
     """One sweep on one instance: every method of the grid `g`, or only those of `sweep`."""
@@ -169,7 +169,7 @@ def solve(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- train
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def train_run(split_path: Path, out_path: Path, spec: dict, epochs: int, batch: int, seed: int, device: str) -> dict:
     single_torch_thread()
     import torch

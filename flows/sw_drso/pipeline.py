@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -78,7 +78,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- train
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def train_run(data_path: Path, out_folder: Path, name: str, group: dict, method: str, seed: int, params: dict,
               device: str) -> dict:
     single_torch_thread()
@@ -121,7 +121,7 @@ def train(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- evaluate
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def evaluate_run(model_path: Path, data: dict, suite: list[Corruption], k: int, box) -> dict:
     single_torch_thread()
     from .evaluation import corrupted_suite, suite_accuracy

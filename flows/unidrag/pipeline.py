@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from prefect import flow, task, unmapped
-from prefect.cache_policies import NO_CACHE
+from prefect import flow, unmapped
 from sklearn.metrics import r2_score
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.cfd.engines import run_lbm
 from tasks.cfd.ffd import ControlLattice
 from tasks.cfd.shape_opt import OptimSettings, optimise, prepare
@@ -50,7 +50,7 @@ DATA = Path("data") / PAPER
 
 # ---------------------------------------------------------------- generate
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def label_batch(batch: int, indices: list[int], params: Params, device: str, labels_folder: Path) -> list[dict]:
     """LBM run of one batch of shapes on this worker (one torch thread); writes one npz per shape."""
     single_torch_thread()
@@ -139,7 +139,7 @@ def model_file(folder: Path, kind: str, seed_number: int) -> Path:
     return folder / f"{kind}-seed{seed_number}.pt"
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def train_model(kind: str, seed_number: int, seed: int, params: Params, data_folder: Path, models: Path) -> dict:
     """One surrogate on this worker (one torch thread); saves it and returns its training summary."""
     single_torch_thread()
@@ -202,7 +202,7 @@ def frozen_surrogate(path: str):
     return partial(predict_cd, TrainedSurrogate.load(Path(path)))
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def optimise_shape(index: int, method: str, params: Params, shapes: Path, model: Path, out: Path) -> dict:
     single_torch_thread()
     torch.manual_seed(0)
@@ -244,7 +244,7 @@ def solve(params: Params, context: StageContext) -> StageReport:
 
 # ---------------------------------------------------------------- calibrate (verify)
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def verify_batch(rows: list[dict], params: Params, device: str, opt: Path) -> list[dict]:
     """LBM of a batch of optimised shapes with the data set's exact setup and placement."""
     single_torch_thread()

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
@@ -42,7 +42,7 @@ def generator(*keys) -> torch.Generator:
 
 # ---------------------------------------------------------------- generate
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def make_seed(folder: Path, h: HessianStudy, base: int, k: int) -> dict:
     single_torch_thread()
     A, b = random_quadratic(h.d, generator(base, "quadratic", k))
@@ -79,7 +79,7 @@ def load_seed(path: Path, h: HessianStudy):
     return functions, {(name, regime): arrays[f"{name}.{regime}"] for name in FUNCTIONS for regime in REGIMES}
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def hessian_seed(problem: Path, h: HessianStudy, base: int, k: int) -> list[dict]:
     single_torch_thread()
     functions, paths = load_seed(problem, h)
@@ -88,7 +88,7 @@ def hessian_seed(problem: Path, h: HessianStudy, base: int, k: int) -> list[dict
     return [row | {"seed": k} for row in rows]
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def descent_run(out: Path, o: Optimisation, function: str, method: Method, x0: np.ndarray, seed: int) -> dict:
     single_torch_thread()
     result = run_method(o, function, method, torch.from_numpy(x0), seed)
@@ -96,7 +96,7 @@ def descent_run(out: Path, o: Optimisation, function: str, method: Method, x0: n
     return {"wall_per_iteration_s": result["wall_per_iteration_s"], "guard_drops": result["guard_drops"]}
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def timing(o: Optimisation, function: str, x0: np.ndarray, seed: int) -> dict[str, float]:
     single_torch_thread()
     return time_methods(o, function, torch.from_numpy(x0), seed, iterations=min(100, o.iterations))

@@ -27,10 +27,10 @@ import os
 import time
 from pathlib import Path
 
-from prefect import flow, task, unmapped
-from prefect.cache_policies import NO_CACHE
+from prefect import flow, unmapped
 
 from flows.runtime import task_runner
+from flows.stage_task import stage_task
 from tasks.core.params import Params as Base
 from tasks.core.stage import StageReport
 
@@ -40,7 +40,7 @@ class Params(Base):
     nap_s: float = 120.0
 
 
-@task(cache_policy=NO_CACHE)
+@stage_task
 def nap(index: int, markers: str, seconds: float) -> int:
     (Path(markers) / f"worker-{os.getpid()}").write_text("")
     time.sleep(seconds)
