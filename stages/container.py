@@ -25,6 +25,7 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+from tasks.core.private import create_file
 from tasks.core.provenance import copy_project_files, git_commit, git_dirty
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,9 +180,7 @@ def secrets_file(environ: dict[str, str], folder: Path) -> Path | None:
     if not lines:
         return None
     path = folder / "secrets.env"
-    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(handle, "w") as out:
-        out.writelines(lines)
+    create_file(path, "".join(lines).encode())
     return path
 
 

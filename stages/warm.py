@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from tasks.core.private import FILE_MODE, check_private, private_folder, read_private, replace_file
+from tasks.core.private import FILE_MODE, check_private, current_umask, private_folder, read_private, replace_file
 
 IDLE_EXIT_S = 900
 # Read by libraries when they are imported (not when called), so a host loaded under other values cannot serve.
@@ -245,7 +245,7 @@ def run_in_host(module: str, args: list[str], fds: tuple[int, ...] = (0, 1, 2), 
         return None
     with connection:
         request = {"module": module, "args": list(args), "cwd": os.getcwd(), "env": dict(os.environ), "pid": os.getpid(),
-                   "umask": _umask(), "fds": list(fds), "spawn": spawn, "limits": current_limits()}
+                   "umask": current_umask(), "fds": list(fds), "spawn": spawn, "limits": current_limits()}
         try:
             send_message(connection, request, fds=list(fds))
             buffer = bytearray()
@@ -300,12 +300,6 @@ def wait_gone(pid: int, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 SPAWN_ARGUMENT = re.compile(r"(tracker_fd|pipe_handle)=(\d+)")

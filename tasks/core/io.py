@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from tasks.core.inputs import InputError, check_replaceable
+from tasks.core.private import current_umask
 
 
 def repo_root(start: Path | None = None) -> Path:
@@ -101,9 +102,7 @@ def _output_mode(path: Path) -> int:
         status = None
     if status is not None and stat.S_ISREG(status.st_mode):
         return stat.S_IMODE(status.st_mode) & 0o777
-    umask = os.umask(0)  # the only way to read it: set and restore at once
-    os.umask(umask)
-    return 0o666 & ~umask
+    return 0o666 & ~current_umask()
 
 
 def _reason(error: Exception) -> str:

@@ -21,11 +21,22 @@ class UnsafePath(OSError):
     """A folder or file another account could read or change; str(error) says which and why."""
 
 
+def current_umask() -> int:
+    mask = os.umask(0)  # the only way to read it: set it and put it back at once
+    os.umask(mask)
+    return mask
+
+
 def check_private(path: Path, kind: str = "folder") -> os.stat_result:
     """`path` as this user's own: a real folder (or file), owned by us, no access for group or others."""
     info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode):
         raise UnsafePath(f"{path} is a symbolic link (refused: another account may have planted it)")
+    return check_owned(path, info, kind)
+
+
+def check_owned(path: Path, info: os.stat_result, kind: str) -> os.stat_result:
+    """`info` (of `path`) as a folder or file of this user's that group and others cannot reach."""
     if kind == "folder" and not stat.S_ISDIR(info.st_mode) or kind == "file" and not stat.S_ISREG(info.st_mode):
         raise UnsafePath(f"{path} is not a {kind}")
     if info.st_uid != os.geteuid():
@@ -82,10 +93,7 @@ def read_private(path: Path, max_bytes: int = 1 << 20) -> bytes:
     """The contents of a file of ours that only we can read (opened without following a symlink)."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-            raise UnsafePath(f"{path} is not a private file of this user (uid {info.st_uid}, "
-                             f"mode {stat.S_IMODE(info.st_mode):04o}; expected ours and 0600)")
+        check_owned(path, os.fstat(fd), "file")  # the file opened, not a name another account could swap
         return os.read(fd, max_bytes)
     finally:
         os.close(fd)
