@@ -51,7 +51,7 @@ benchmark: install
 	$(BIN)/papers server start
 	$(BIN)/python -m benchmarks
 
-# On a GPU runner (with a package index): unidrag's cuda LBM engine, its extra installed, against the torch
+# On a GPU runner (with a package index): the cuda LBM engine, its extra installed, against the torch
 # solver on the GPU, then the LBM benchmark's rows with the GPU cases (share of the H200's 4.8 TB/s).
 gpu-check: install
 	$(BIN)/pip install --quiet -e ".[gpu]"

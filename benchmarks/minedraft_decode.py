@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from flows.minedraft.experiments import CONFIGS, Workers, run_config, warm_up
 from flows.minedraft.prompts import line_windows
-from flows.minedraft.runs import CONFIGS, Workers, run_config, warm_up
 from tasks.lm.corpus import CHAR_VOCAB, stdlib_corpus
 from tasks.lm.model import TinyLMConfig, build_model, load_model, save_model
 from tasks.lm.pretrain import pretrain

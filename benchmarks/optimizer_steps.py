@@ -13,7 +13,7 @@ import torch
 from lion_pytorch import Lion
 
 from tasks.core.device import resolve_device, single_torch_thread
-from tasks.optim.limuon import LiMuon
+from tasks.optim import LiMuon
 from tasks.optim.muon import Muon, SoftMuon, muon_param_groups
 from tasks.optim.polyak import IMASPSSafe, SPSSafe
 from tasks.optim.prox_sgd import ProxSGD
@@ -35,18 +35,18 @@ def optimizers(model: torch.nn.Module) -> dict[str, torch.optim.Optimizer]:
     every = list(model.parameters())
     soft = dict(total_steps=TOTAL, alpha_sign=(WARMUP - 1) / TOTAL)
     return {
-        "adamw": lambda: torch.optim.AdamW(every, lr=3e-3),
-        "muon": lambda: Muon(muon_param_groups(matrices, others, lr=0.02, aux_lr=3e-3)),
-        "signum": lambda: Signum(every, lr=1e-3),
-        "softsignum": lambda: SoftSignum(every, lr=1e-3, **soft),
-        "softmuon": lambda: SoftMuon(muon_param_groups(matrices, others, lr=0.02, aux_lr=3e-3), **soft),
-        "limuon_full": lambda: LiMuon(muon_param_groups(matrices, others, lr=0.02, aux_lr=3e-3), option=1),
-        "limuon_r8": lambda: LiMuon(muon_param_groups(matrices, others, lr=0.02, aux_lr=3e-3), option=2, rank=8),
-        "s_adam": lambda: SAdam(every, lr=1e-3),
-        "prox_sgd": lambda: ProxSGD(every, lr=0.01),
-        "sps_safe": lambda: SPSSafe(every, M=1.0),
-        "ima_sps_safe": lambda: IMASPSSafe(every, M=1.0),
-        "lion": lambda: Lion(every, lr=1e-4),
+        "AdamW": lambda: torch.optim.AdamW(every, lr=3e-3),
+        "Muon": lambda: Muon(muon_param_groups(matrices, others, lr=0.02, aux_lr=3e-3)),
+        "Signum": lambda: Signum(every, lr=1e-3),
+        "SoftSignum": lambda: SoftSignum(every, lr=1e-3, **soft),
+        "SoftMuon": lambda: SoftMuon(muon_param_groups(matrices, others, lr=0.02, aux_lr=3e-3), **soft),
+        "LiMuon_full": lambda: LiMuon(muon_param_groups(matrices, others, lr=0.02, aux_lr=3e-3), option=1),
+        "LiMuon_r8": lambda: LiMuon(muon_param_groups(matrices, others, lr=0.02, aux_lr=3e-3), option=2, rank=8),
+        "SAdam": lambda: SAdam(every, lr=1e-3),
+        "ProxSGD": lambda: ProxSGD(every, lr=0.01),
+        "SPSSafe": lambda: SPSSafe(every, M=1.0),
+        "IMASPSSafe": lambda: IMASPSSafe(every, M=1.0),
+        "Lion": lambda: Lion(every, lr=1e-4),
     }
 
 
@@ -96,7 +96,7 @@ def main(device: str = "cpu") -> dict:
         runs = [time_optimizer(make, model, batches, device) for _ in range(REPEATS)]
         results[name] = {"step_ms": 1e3 * median(t for t, _ in runs), "state_bytes": runs[0][1]}
     for row in results.values():
-        for reference in ("adamw", "muon"):
+        for reference in ("AdamW", "Muon"):
             row[f"time_vs_{reference}"] = row["step_ms"] / results[reference]["step_ms"]
             row[f"state_vs_{reference}"] = row["state_bytes"] / results[reference]["state_bytes"]
     parameters = sum(p.numel() for p in model.parameters())
@@ -105,8 +105,8 @@ def main(device: str = "cpu") -> dict:
     write_result(f"optimizer_steps_{device}", summary)
     print(f"{'optimizer':14s} {'ms/step':>8s} {'x AdamW':>8s} {'x Muon':>7s} {'state kB':>9s} {'x AdamW':>8s} {'x Muon':>7s}")
     for name, row in results.items():
-        print(f"{name:14s} {row['step_ms']:8.2f} {row['time_vs_adamw']:8.2f} {row['time_vs_muon']:7.2f} "
-              f"{row['state_bytes'] / 1e3:9.1f} {row['state_vs_adamw']:8.2f} {row['state_vs_muon']:7.2f}")
+        print(f"{name:14s} {row['step_ms']:8.2f} {row['time_vs_AdamW']:8.2f} {row['time_vs_Muon']:7.2f} "
+              f"{row['state_bytes'] / 1e3:9.1f} {row['state_vs_AdamW']:8.2f} {row['state_vs_Muon']:7.2f}")
     return summary
 
 

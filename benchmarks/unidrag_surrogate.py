@@ -18,10 +18,11 @@ import torch
 
 from flows.unidrag.params import Params
 from flows.unidrag.pipeline import train_config
+from flows.unidrag.surrogates import KINDS, build_model
 from tasks.cfd.engines import run_lbm
 from tasks.cfd.shape_opt import OptimSettings, apply, contour_normals, drag_force, identity, prepare
-from tasks.cfd.surrogate.dataset import Sample, Standardizer
-from tasks.cfd.surrogate.training import KINDS, TrainedSurrogate, build_model, predict_cd, train_surrogate
+from tasks.cfd.surrogate.samples import Sample, Standardizer
+from tasks.cfd.surrogate.training import TrainedSurrogate, predict_cd, train_surrogate
 from tasks.cfd.vehicle_dataset import tunnel_body
 from tasks.cfd.vehicles import sample_family
 from tasks.core.device import single_torch_thread
@@ -84,7 +85,7 @@ def main() -> dict:
     for kind in KINDS:
         kind_config = dataclasses.replace(train_config(params.surrogate, kind, 0, params.sampling, params.solver.profile_bins),
                                           steps=TRAIN_STEPS)
-        history = train_surrogate(kind_config, samples, [], standardizer).history
+        history = train_surrogate(kind_config, build_model, samples, [], standardizer).history
         training.append({"kind": kind, "seconds_per_step": history["seconds_per_step"],
                          "shapes_per_second": kind_config.batch / history["seconds_per_step"]})
         print(f"train {kind}: {training[-1]['shapes_per_second']:.1f} shapes/s", flush=True)

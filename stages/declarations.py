@@ -6,7 +6,7 @@ import importlib
 from pathlib import Path
 from typing import NamedTuple
 
-from flows.declaration import Paper
+from flows.declaration import Paper, Stage
 
 
 class DeclarationError(ValueError):
@@ -48,3 +48,34 @@ def paper_commands(root: Path) -> list[PaperCommand]:
                                        f"{commands[name].paper}; choose another")
             commands[name] = PaperCommand(name, f"flows.{paper}.cli:{command.app}", command.summary, paper)
     return list(commands.values())
+
+
+def _valid_name(name: str) -> bool:
+    """A path under data/<paper>/: relative, no `..`, no empty part."""
+    parts = name.split("/")
+    return bool(name) and not name.startswith("/") and all(part not in ("", ".", "..") for part in parts)
+
+
+def check_stages(root: Path, paper: str, declared: Paper) -> None:
+    """The stages can run in their declared order: names unique, each input an output of an earlier stage, each
+    output written by one stage, each stage a flow of the pipeline's STAGES (checked when its deps are read)."""
+    where = f"flows/{paper}/paper.py"
+    if not declared.stages or not all(isinstance(stage, Stage) for stage in declared.stages):
+        raise DeclarationError(f"{where}: stages must be a non-empty tuple of flows.declaration.Stage, got {declared.stages!r}")
+    written: dict[str, str] = {}
+    for stage in declared.stages:
+        if not stage.name.isidentifier():
+            raise DeclarationError(f"{where}: stage name {stage.name!r} must be an identifier")
+        if stage.name in {s.name for s in declared.stages[: declared.stages.index(stage)]}:
+            raise DeclarationError(f"{where}: stage {stage.name!r} is declared twice")
+        for name in stage.inputs:
+            if name not in written:
+                raise DeclarationError(f"{where}: stage {stage.name!r} reads {name!r}, which no earlier stage writes "
+                                       f"(written so far: {', '.join(written) or 'nothing'})")
+        for name in (*stage.outputs, *stage.committed, *stage.plots, *(("claims.json", "metrics.json") if stage.claims else ())):
+            if not _valid_name(name):
+                raise DeclarationError(f"{where}: stage {stage.name!r} output {name!r} must be a relative path under "
+                                       f"data/{paper}/ without '..'")
+            if name in written:
+                raise DeclarationError(f"{where}: {name!r} is written by both {written[name]!r} and {stage.name!r}")
+            written[name] = stage.name

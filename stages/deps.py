@@ -8,16 +8,13 @@ A stage runs `STAGES[stage]` of `flows/<paper>/pipeline.py`. Its code deps are:
   inside functions included), transitively.
 
 So an edit to the evaluate stage's claim module reruns evaluate alone, and an edit to one
-optimizer reruns the stages of the papers that import it and nothing else.
-
-`python -m stages.deps [PAPER ...]` rewrites the code part of `stages/<paper>/dvc.yaml` (data deps are
-kept as they are); `--check` only reports disagreements (exit 1).
+optimizer reruns the stages of the papers that import it and nothing else. `python -m stages.generate` writes
+them into each `stages/<paper>/dvc.yaml`.
 """
 from __future__ import annotations
 
 import ast
 import functools
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -197,78 +194,3 @@ def stage_code_deps(root: Path, paper: str, stage: str) -> list[str]:
                     modules.extend(_targets(root, pipeline, inner).values())
     files = module_closure(root, modules) | _with_packages(root, pipeline)
     return sorted(str(path.relative_to(root)) for path in files)
-
-
-def _is_data(dep: str) -> bool:
-    return not dep.startswith(REPO_PACKAGES)
-
-
-def disagreements(root: Path, only: list[str] | None = None) -> list[str]:
-    """One line per stage (of the papers in `only`, default all) whose dvc.yaml code deps differ from its imports."""
-    from .spec import paper_stages, papers
-
-    lines = []
-    for paper in only or papers(root):
-        for spec in paper_stages(root, paper):
-            declared = sorted(d for d in spec.deps if not _is_data(d))
-            derived = stage_code_deps(root, paper, spec.stage)
-            if declared != derived:
-                missing, extra = sorted(set(derived) - set(declared)), sorted(set(declared) - set(derived))
-                lines.append(f"{paper}-{spec.stage}: missing {missing or '-'}, not imported {extra or '-'}")
-    return lines
-
-
-def write_deps(root: Path, only: list[str] | None = None) -> list[Path]:
-    """Rewrite the code deps of every stage in stages/<paper>/dvc.yaml (of the papers in `only`, default all);
-    returns the files changed."""
-    from ruamel.yaml import YAML
-
-    from .spec import papers
-
-    yaml = YAML()
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 4096
-    changed = []
-    for paper in only or papers(root):
-        path = root / "stages" / paper / "dvc.yaml"
-        document = yaml.load(path.read_text())
-        for name, body in document["stages"].items():
-            stage = name.removeprefix(f"{paper}-")
-            data = [d for d in body.get("deps", []) if isinstance(d, str) and _is_data(d)]
-            body["deps"] = stage_code_deps(root, paper, stage) + data
-        before = path.read_text()
-        with path.open("w") as stream:
-            yaml.dump(document, stream)
-        if path.read_text() != before:
-            changed.append(path)
-    return changed
-
-
-def main(argv: list[str]) -> int:
-    from tasks.core.io import repo_root
-
-    from .spec import papers
-
-    root = repo_root()
-    check = "--check" in argv
-    only = [a for a in argv if a != "--check"]
-    unknown = sorted(set(only) - set(papers(root)))
-    if unknown or any(a.startswith("-") for a in only):
-        print(f"usage: python -m stages.deps [--check] [PAPER ...] (papers: {', '.join(papers(root))}); "
-              f"got {' '.join(unknown or only)}", file=sys.stderr)
-        return 2
-    try:
-        if check:
-            lines = disagreements(root, only)
-            print("\n".join(lines) if lines else "every stage's code deps match its imports")
-            return 1 if lines else 0
-        for path in write_deps(root, only):
-            print(f"rewrote {path.relative_to(root)}")
-    except DepsError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -3,8 +3,8 @@
 `python -m stages <paper> <stage>` is the command of every stage in dvc.yaml. The order of
 work matters: the run is opened first so that a failure of any kind (bad params included) is
 recorded as FAILED, and outputs are written to temporary twins and moved into place only on
-success, so DVC never takes a half-written file for a result. A claims.json among them is
-stamped with its MLflow run's id and the work tree's dirty flag before it moves into place.
+success, so DVC never takes a half-written file for a result. The claims a stage returns become its
+claims.json, stamped with the MLflow run's id and the work tree's dirty flag, and its metrics.json.
 """
 from __future__ import annotations
 
@@ -23,14 +23,15 @@ from tasks.core.device import resolve_device
 from tasks.core.io import atomic_outputs, path_md5, write_json
 from tasks.core.params import ParamsError, active_profile, load_paper_params, read_yaml
 from tasks.core.provenance import git_commit, git_dirty
-from tasks.core.stage import StageContext
+from tasks.core.claims import claims_document, headline_metrics
+from tasks.core.stage import StageContext, StageReport
 
 from . import server
 from .environment import home_repository
 from .flow_runs import pid_tag, stage_tags
 from .guard import StageGuard
 from .spec import StageSpec, paper_pipeline, stage_spec
-from .tracker import Tracker
+from .tracking import Tracker
 from .warm import caller_pid
 
 
@@ -58,9 +59,16 @@ def input_hashes(root: Path, spec: StageSpec) -> dict[str, str]:
     hashes = {dep: path_md5(root / dep) for dep in spec.deps if (root / dep).exists()}
     for file, keys in spec.params.items():
         data = read_yaml(root / file)
-        values = {key: data.get(key) for key in keys}
+        values = {key: dotted_value(data, key) for key in keys}
         hashes[f"{file}:{','.join(keys)}"] = hashlib.md5(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()
     return hashes
+
+
+def dotted_value(data: dict, key: str):
+    """The value at DVC's dotted params key (`ncrs.default`), None where a part is missing."""
+    for part in key.split("."):
+        data = data.get(part) if isinstance(data, dict) else None
+    return data
 
 
 def combined_hash(hashes: dict[str, str]) -> str:
@@ -72,11 +80,19 @@ def data_deps(spec: StageSpec, hashes: dict[str, str]) -> dict[str, str]:
     return {dep: hashes[dep] for dep in spec.deps if dep.startswith("data/") and dep in hashes}
 
 
-def stamp_claims(path: Path, run_id: str, dirty: bool) -> None:
-    """Name the MLflow run and the work tree's dirty flag in a staged claims.json, after its commit."""
-    document = json.loads(path.read_text())
-    head = {key: value for key, value in document.items() if key not in ("claims", "git_dirty", "mlflow_run_id")}
-    write_json(path, {**head, "git_dirty": dirty, "mlflow_run_id": run_id, "claims": document.get("claims", [])})
+def data_names(paths: tuple[str, ...], paper: str) -> tuple[str, ...]:
+    """The names under data/<paper>/ among a stage's deps or outs (code deps left out)."""
+    folder = f"data/{paper}/"
+    return tuple(path.removeprefix(folder) for path in paths if path.startswith(folder))
+
+
+def write_claims(context: StageContext, report: StageReport, run_id: str, dirty: bool) -> None:
+    """claims.json (naming the commit, the MLflow run and whether the tree was dirty) and metrics.json (each claim's
+    value and verdict, then the headline numbers) from the claims the stage returned."""
+    document = claims_document(context.paper, context.profile, context.commit, report.claims)
+    claims = document.pop("claims")
+    write_json(context.out("claims.json"), {**document, "git_dirty": dirty, "mlflow_run_id": run_id, "claims": claims})
+    write_json(context.out("metrics.json"), headline_metrics(report.claims, **report.headline))
 
 
 def remove_stale_staging(targets: list[Path]) -> None:
@@ -134,23 +150,27 @@ def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard)
         with atomic_outputs(targets) as staged:
             for temporary in staged.values():
                 guard.staged(temporary.parent)
-            context = StageContext(root, paper, profile, commit, device, {out: staged[root / out] for out in spec.outs})
+            context = StageContext(root, paper, profile, commit, device, data_names(spec.deps, paper),
+                                   {name: staged[root / out] for name, out in zip(data_names(spec.outs, paper), spec.outs)})
             from prefect import tags as prefect_tags  # here: the tracker's process starts before prefect loads
 
             with prefect_tags(*stage_tags()):  # lets an interrupted stage's flow runs be found and closed
                 report = flows.STAGES[stage](params, context)
             guard.unwatch()
-            for out in spec.outs:  # the only wait on the companion before close: for the run's id
-                if Path(out).name == "claims.json":
-                    stamp_claims(staged[root / out], tracker.run_id(timeout=CLOSE_TIMEOUT_S), dirty)
+            if ("claims.json" in context.outputs) != (report.claims is not None):
+                raise RuntimeError(f"{paper}-{stage}: flows/{paper}/paper.py says the stage "
+                                   f"{'returns' if 'claims.json' in context.outputs else 'does not return'} claims, "
+                                   f"and its flow returned {'none' if report.claims is None else 'some'}")
+            if report.claims is not None:  # the only wait on the companion before close: for the run's id
+                write_claims(context, report, tracker.run_id(timeout=CLOSE_TIMEOUT_S), dirty)
         tracker.metrics(report.metrics)
         for name, values in report.curves.items():
             tracker.curve(name, values)
-        tracker.tags(report.tags)
+        tracker.tags(report.tags | {f"claim.{claim.id}": str(claim.passed) for claim in report.claims or []})
         tracker.outputs({out: root / out for out in spec.outs})
         tracker.artifacts(targets, folder="outputs")
         for name, relative in report.models.items():
-            tracker.register(name, root / relative, report.metrics)
+            tracker.register(name, root / "data" / paper / relative, report.metrics)
     except ParamsError as invalid:
         status, error = 2, str(invalid)
         print(f"error: {invalid}", file=sys.stderr)

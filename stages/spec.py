@@ -32,17 +32,19 @@ def _paths(entries) -> tuple[str, ...]:
 
 
 def paper_stages(root: Path, paper: str) -> list[StageSpec]:
-    """The paper's stages in dvc.yaml order (names `<paper>-<stage>`)."""
+    """The paper's stages in dvc.yaml order (names `<paper>-<stage>`), params keys at the active profile (dvc.yaml
+    names them `<paper>.${profile}`, which DVC fills in from the root params.yaml as this does)."""
     path = root / "stages" / paper / "dvc.yaml"
     if not path.exists():
         raise KeyError(f"unknown paper {paper!r}: no {path.relative_to(root)} (papers: {', '.join(papers(root))})")
     stages = yaml.safe_load(path.read_text())["stages"]
+    profile = str((yaml.safe_load((root / "params.yaml").read_text()) or {}).get("profile"))
     specs = []
     for name, body in stages.items():
         params = {}
         for entry in body.get("params", []):
             for file, keys in (entry.items() if isinstance(entry, dict) else [("params.yaml", [entry])]):
-                params[file] = tuple(keys)
+                params[file] = tuple(key.replace("${profile}", profile) for key in keys)
         outs = _paths(body.get("outs")) + _paths(body.get("metrics")) + _paths(body.get("plots"))
         specs.append(StageSpec(paper, name.removeprefix(f"{paper}-"), body["cmd"], _paths(body.get("deps")), outs, params))
     return specs

@@ -8,11 +8,13 @@ folder, environment, arguments and resource limits, and the host forks a child t
 module exactly as `python -m` would. The child imports the project's own packages fresh from the
 caller's folder (none of them is loaded in the host), so an edited stage runs its new code.
 
-This module is the caller's side and stays standard-library only (tasks/core/private.py is too):
-it is what `python -m stages` loads before it knows whether to fork or to run here. The caller
-forwards SIGINT, SIGTERM and SIGHUP to the child and job control (Ctrl-Z, fg) to its process
-group, and exits with its status; if the caller dies, the host terminates the child; if the host
-dies, the kernel kills the child and the caller fails (on_lost tells the stage's bookkeeping).
+This module is the caller's side and stays standard-library only (tasks/core/private.py and
+messages.py are too): it is what `python -m stages` loads before it knows whether to fork or to run
+here. Caller and host exchange framed JSON messages (tasks/core/messages.py), the caller's
+descriptors passed with its request. The caller forwards SIGINT, SIGTERM and SIGHUP to the child
+and job control (Ctrl-Z, fg) to its process group, and exits with its status; if the caller dies,
+the host terminates the child; if the host dies, the kernel kills the child and the caller fails
+(on_lost tells the stage's bookkeeping).
 
 On a shared machine the host's folder, socket and files are the user's alone: the folder is
 $XDG_RUNTIME_DIR/papers-warm, else $TMPDIR/papers-warm-<uid>, used only when lstat shows it is a
@@ -46,6 +48,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from tasks.core import messages
 from tasks.core.private import FILE_MODE, check_private, current_umask, private_folder, read_private, replace_file
 
 IDLE_EXIT_S = 900
@@ -53,13 +56,14 @@ IDLE_EXIT_S = 900
 IMPORT_TIME_ENV = ("PYTHON", "NUMBA_", "OMP_", "OPENBLAS_", "MKL_", "KMP_", "TORCH_", "PYTORCH_", "CUDA_", "HF_",
                    "TRANSFORMERS_", "TOKENIZERS_", "DASK_", "PREFECT_LOGGING_", "MPL", "LANG", "LC_")
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-MAX_MESSAGE = 1 << 20
+MAX_MESSAGE = 1 << 20  # a request carries the caller's environment; more is no caller of ours
 MAX_SOCKET_PATH = 108  # sun_path, with its terminating zero
 LIMITS = {name: getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")}
 # The warm-host code itself: a host runs the code of the checkout whose caller started it, and serves only
 # callers with the same code (the host is started from that checkout's folder, see _start_host).
 CHECKOUT = Path(__file__).resolve().parents[1]
-HOST_CODE = (CHECKOUT / "stages" / "warm.py", CHECKOUT / "stages" / "warm_host.py", CHECKOUT / "tasks" / "core" / "private.py")
+HOST_CODE = (CHECKOUT / "stages" / "warm.py", CHECKOUT / "stages" / "warm_host.py", CHECKOUT / "tasks" / "core" / "private.py",
+             CHECKOUT / "tasks" / "core" / "messages.py")
 
 
 def enabled() -> bool:
@@ -149,31 +153,29 @@ def warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
-def send_message(connection: socket.socket, message: dict, fds: list[int] = ()) -> None:
-    data = json.dumps(message).encode() + b"\n"
-    if fds:
-        socket.send_fds(connection, [data], list(fds))
-    else:
-        connection.sendall(data)
+def send_with_fds(connection: socket.socket, message: dict, fds: list[int]) -> None:
+    """One framed message with descriptors passed beside it (SCM_RIGHTS, carried by its first bytes)."""
+    data = messages.frame(message)
+    sent = socket.send_fds(connection, [data], fds)
+    connection.sendall(data[sent:])
 
 
-def receive_message(connection: socket.socket, buffer: bytearray, max_fds: int = 0) -> tuple[dict | None, list[int]]:
-    """One newline-terminated JSON message (None at end of stream) and any descriptors sent with it."""
+def receive_with_fds(connection: socket.socket, max_fds: int) -> tuple[dict | None, list[int]]:
+    """One framed message (None at the end of the stream) and the descriptors that came with it; when the
+    frame is bad (messages.MessageError) or the read fails, those descriptors are closed again."""
     fds: list[int] = []
-    while b"\n" not in buffer:
-        if max_fds:
-            data, received, _, _ = socket.recv_fds(connection, 65536, max_fds)
-            fds.extend(received)
-        else:
-            data = connection.recv(65536)
-        if not data:
-            return None, fds
-        buffer.extend(data)
-        if len(buffer) > MAX_MESSAGE:
-            raise ValueError("message too long")
-    line, _, rest = bytes(buffer).partition(b"\n")
-    buffer[:] = rest
-    return json.loads(line), fds
+
+    def read(size: int) -> bytes:
+        data, received, _, _ = socket.recv_fds(connection, size, max_fds)
+        fds.extend(received)
+        return data
+
+    try:
+        return messages.read_message(read, MAX_MESSAGE), fds
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
 
 
 # Started from the caller's checkout (its warm-host code, which the key names), without the interpreter's usual
@@ -247,9 +249,8 @@ def run_in_host(module: str, args: list[str], fds: tuple[int, ...] = (0, 1, 2), 
         request = {"module": module, "args": list(args), "cwd": os.getcwd(), "env": dict(os.environ), "pid": os.getpid(),
                    "umask": current_umask(), "fds": list(fds), "spawn": spawn, "limits": current_limits()}
         try:
-            send_message(connection, request, fds=list(fds))
-            buffer = bytearray()
-            started, _ = receive_message(connection, buffer)
+            send_with_fds(connection, request, list(fds))
+            started = messages.receive(connection, MAX_MESSAGE)
         except OSError:
             return None  # the host went away before it forked: nothing ran yet
         if started is None or "pid" not in started:
@@ -257,7 +258,7 @@ def run_in_host(module: str, args: list[str], fds: tuple[int, ...] = (0, 1, 2), 
         child = started["pid"]
         previous = forward_signals(child)
         try:
-            ended, _ = receive_message(connection, buffer)
+            ended = messages.receive(connection, MAX_MESSAGE)
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)

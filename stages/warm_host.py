@@ -26,10 +26,11 @@ import threading
 import time
 import traceback
 
+from tasks.core import messages
 from tasks.core.private import private_folder, replace_file
 
 from .warm import (CHECKOUT, IDLE_EXIT_S, LIMITS, exit_code, host_folder, host_key, interpreter, launcher_path, open_lock,
-                   paths, peer_uid, receive_message, send_message, write_spawn_launcher)
+                   paths, peer_uid, receive_with_fds, write_spawn_launcher)
 
 # The third-party modules the task library imports (libraries missing from this environment are skipped).
 PRELOAD = ("numpy", "scipy.sparse", "scipy.sparse.linalg", "scipy.sparse.csgraph", "scipy.spatial",
@@ -74,7 +75,6 @@ class Host:
         self.selector = selectors.DefaultSelector()
         self.children: dict[int, socket.socket] = {}   # child pid -> its caller's connection
         self.orphans: dict[int, float] = {}             # child pid -> when its caller went away
-        self.buffers: dict[socket.socket, bytearray] = {}
         self.stopping = False
         self.last_active = time.monotonic()
         self.listener: socket.socket | None = None
@@ -129,10 +129,9 @@ class Host:
             print(f"warm host: refused a caller of uid {uid} (pid {pid})", file=sys.stderr, flush=True)
             connection.close()
             return
-        buffer = bytearray()
         connection.settimeout(5)
         try:
-            request, fds = receive_message(connection, buffer, max_fds=MAX_FDS)
+            request, fds = receive_with_fds(connection, MAX_FDS)
         except (OSError, ValueError):
             connection.close()
             return
@@ -156,11 +155,10 @@ class Host:
             os.close(fd)
         connection.settimeout(None)
         try:
-            send_message(connection, {"pid": pid})
+            messages.send(connection, {"pid": pid})
         except OSError:
             pass  # the caller is gone already: the next select sees it and stops the child
         self.children[pid] = connection
-        self.buffers[connection] = buffer
         self.selector.register(connection, selectors.EVENT_READ)
 
     def close_in_child(self) -> None:
@@ -204,12 +202,11 @@ class Host:
                 continue
             code = os.waitstatus_to_exitcode(status)
             try:
-                send_message(connection, {"exit": code if code >= 0 else 128 - code})
+                messages.send(connection, {"exit": code if code >= 0 else 128 - code})
             except OSError:
                 pass
             if _registered(self.selector, connection):
                 self.selector.unregister(connection)
-            self.buffers.pop(connection, None)
             connection.close()
 
 

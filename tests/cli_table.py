@@ -83,3 +83,19 @@ def check_rows(rows: list[Row], **options) -> None:
         if problems:
             failures.append(f"papers {' '.join(row.args)}: {'; '.join(problems)}\n  stderr: {result.stderr.strip()[-800:]}")
     assert not failures, "\n".join(failures)
+
+
+def ok(*args: str) -> Row:
+    """`papers ARGS` must succeed."""
+    return Row(tuple(args), code=0)
+
+
+def bad(args: tuple[str, ...], *names: str) -> Row:
+    """`papers ARGS` must exit 2 with one line naming each of `names`."""
+    return Row(tuple(args), code=2, names=names)
+
+
+def write(path: Path, text: str | bytes) -> str:
+    """An input file for a row: `text` written at `path`, whose name it returns."""
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return str(path)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from flows.declaration import Paper
 from tasks.core.provenance import copy_project
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +38,15 @@ def dvc(repo: Path, *args: str, check: bool = True, timeout: float = 900) -> sub
     if check:
         assert done.returncode == 0, f"dvc {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done
+
+
+def papers_by_size() -> dict[str, Paper]:
+    """{slug: its declaration} of every paper, fewest stages first, then by slug: a platform test that needs a real
+    paper takes the first (the cheapest to run), never a paper named in shared code."""
+    from stages.declarations import declarations
+
+    declared = declarations(ROOT)
+    return {paper: declared[paper] for paper in sorted(declared, key=lambda paper: (len(declared[paper].stages), paper))}
 
 
 def smoke_copy(destination: Path) -> Path:

@@ -6,9 +6,10 @@ the peft integration) against peft's LoRA (stages/balora/README.md).
 
 - params.py: the typed Params of stages/balora/params.yaml.
 - pipeline.py: the Prefect flows generate, train, solve, evaluate (`STAGES`).
-- testbeds.py: testbeds A (synthetic convergence) and B (Hessian conditioning at the end points).
+- experiments.py: the stages' recipes: testbeds A (synthetic convergence) and B (Hessian conditioning at the end
+  points); testbed C's base model and fine-tuning runs.
 - corpus.py: testbed C's stdlib corpora (code for pre-training, docstrings for fine-tuning).
-- finetune.py: one LoRA / BaLoRA fine-tuning run of a peft model; lm.py: the base model and runs for the stages.
+- finetune.py: one LoRA / BaLoRA fine-tuning run of a peft model.
 - summaries.py, claims.py, plots.py: the summaries, claims C1-C4 and figures.
 - cli.py: `papers balora finetune` on a user's saved tiny LM and text.
 """

@@ -7,13 +7,12 @@ after the checks, so `--help` and bad input answer at once.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_count, check_not_link, read_text
+from tasks.core.inputs import InputError, check_choice, check_count, check_not_link, check_number, check_range, read_text
 
 from .paper import PAPER
 
@@ -84,12 +83,6 @@ def encode_text(text: str, symbols: list[str], path: Path) -> list[int]:
     return ids
 
 
-def check_positive_finite(name: str, value: float) -> float:
-    if not math.isfinite(value) or value <= 0:
-        raise InputError(f"{name}: must be a finite number > 0, got {value}")
-    return value
-
-
 def check_out(path: Path) -> Path:
     check_not_link(path, "--out")
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
@@ -117,20 +110,15 @@ def finetune(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Fine-tune a LoRA (BaLoRA or plain) on the MLP linears of MODEL with DATA; write the adapter to OUT."""
-    if method not in METHODS:
-        raise InputError(f"--method: must be one of {', '.join(METHODS)}, got {method!r}")
-    if not 1 <= steps <= MAX_STEPS:
-        raise InputError(f"--steps: must be in 1..{MAX_STEPS:,}, got {steps}")
-    if not 1 <= batch <= MAX_BATCH:
-        raise InputError(f"--batch: must be in 1..{MAX_BATCH}, got {batch}")
-    if seed < 0:
-        raise InputError(f"--seed: must be >= 0, got {seed}")
-    check_positive_finite("--lr", lr)
-    check_positive_finite("--scale", scale)
+    check_choice("--method", method, METHODS)
+    check_range("--steps", steps, low=1, high=MAX_STEPS)
+    check_range("--batch", batch, low=1, high=MAX_BATCH)
+    check_range("--seed", seed, low=0)
+    check_number("--lr", lr, above=0)
+    check_number("--scale", scale, above=0)
     meta = read_model_meta(model)
     check_count("--model: d_model^2 (parameter scale)", meta["d_model"] ** 2, MAX_PARAMETERS)
-    if not 1 <= rank <= min(meta["d_model"], MAX_RANK):
-        raise InputError(f"--rank: must be in 1..{min(meta['d_model'], MAX_RANK)} (the model's d_model), got {rank}")
+    check_range("--rank", rank, low=1, high=min(meta["d_model"], MAX_RANK), note="the model's d_model")
     check_out(out)
     ids = encode_text(read_texts(data), meta["symbols"], data)
     n_val = max(meta["context"], round(VAL_FRACTION * len(ids)))

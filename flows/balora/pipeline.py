@@ -14,7 +14,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_json
 from tasks.core.seeding import derive_seed
@@ -25,9 +24,6 @@ from .claims import claims as paper_claims
 from .params import Params
 from .summaries import best_points, summarize
 
-PAPER = "balora"
-DATA = Path("data") / PAPER
-
 
 # ---------------------------------------------------------------- generate
 
@@ -36,7 +32,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
     from .corpus import build_corpora, save_corpora
     from .synthetic_data import synthetic_problem
 
-    folder = context.out(str(DATA / "generate"))
+    folder = context.out("generate")
     folder.mkdir(parents=True)
     s = params.synthetic
     problem = synthetic_problem(s.a, s.b, s.r, max(s.inits, params.conditioning.inits),
@@ -54,11 +50,11 @@ def generate(params: Params, context: StageContext) -> StageReport:
 @flow(name="balora-train", task_runner=task_runner())
 def train(params: Params, context: StageContext) -> StageReport:
     single_torch_thread()
-    from .lm import train_base
+    from .experiments import train_base
 
-    folder = context.out(str(DATA / "train"))
+    folder = context.out("train")
     folder.mkdir(parents=True)
-    losses = train_base(params, context.data(str(DATA / "generate")), folder / "base", derive_seed(params.seed, "base"))
+    losses = train_base(params, context.data("generate"), folder / "base", derive_seed(params.seed, "base"))
     write_json(folder / "pretrain_losses.json", losses)
     return StageReport(metrics={"pretrain_final_loss": float(np.mean(losses[-10:]))}, curves={"pretrain_loss": losses})
 
@@ -68,7 +64,7 @@ def train(params: Params, context: StageContext) -> StageReport:
 @stage_task
 def synthetic_testbeds(params: Params, generated: Path, out: Path) -> dict:
     single_torch_thread()
-    from .testbeds import lr_grid, convergence_runs, conditioning_runs
+    from .experiments import lr_grid, convergence_runs, conditioning_runs
 
     with np.load(generated / "synthetic.npz") as data:
         problem = {k: data[k] for k in data.files}
@@ -83,7 +79,7 @@ def synthetic_testbeds(params: Params, generated: Path, out: Path) -> dict:
 @stage_task
 def finetune_task(params: Params, generated: Path, base: Path, method: str, lr: float, scale: float, k: int) -> dict:
     single_torch_thread()
-    from .lm import finetune_run
+    from .experiments import finetune_run
 
     # seed k: the same LoRA init and batches for every method and grid point
     run = finetune_run(params, generated, base, method, lr, scale, derive_seed(params.seed, "finetune", k),
@@ -96,7 +92,7 @@ def timing_task(params: Params, generated: Path, base: Path, out: Path) -> dict:
     single_torch_thread()
     from tasks.lm.model import load_model
 
-    from .lm import load_ids
+    from .experiments import load_ids
     from .timing import alternating_step_times
 
     model, _, config = load_model(base)
@@ -110,8 +106,8 @@ def timing_task(params: Params, generated: Path, base: Path, out: Path) -> dict:
 
 @flow(name="balora-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
-    generated, base = context.data(str(DATA / "generate")), context.data(str(DATA / "train")) / "base"
-    folder = context.out(str(DATA / "solve"))
+    generated, base = context.data("generate"), context.data("train") / "base"
+    folder = context.out("solve")
     folder.mkdir(parents=True)
     f = params.finetune
     synthetic = synthetic_testbeds.submit(params, generated, folder)
@@ -135,19 +131,16 @@ def solve(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="balora-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    solved = context.data(str(DATA / "solve"))
+    solved = context.data("solve")
     synthetic = json.loads((solved / "synthetic_runs.json").read_text())
     conditioning = json.loads((solved / "hessian.json").read_text())
     finetuning = json.loads((solved / "finetune_runs.json").read_text())
     timing = json.loads((solved / "timing.json").read_text())
     summary = summarize(params, synthetic, conditioning, finetuning, timing)
     claims = paper_claims(summary, params.decide_claims, params.finetune.steps)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")),
-               headline_metrics(claims, lora_eval=summary["C"]["lora"]["final_mean"],
-                                balora_eval=summary["C"]["balora"]["final_mean"]))
-    write_json(context.out(str(DATA / "summary.json")), {k: v for k, v in summary.items() if k != "curves"})
-    folder = context.out(str(DATA / "plots"))
+    headline = {"lora_eval": summary["C"]["lora"]["final_mean"], "balora_eval": summary["C"]["balora"]["final_mean"]}
+    write_json(context.out("summary.json"), {k: v for k, v in summary.items() if k != "curves"})
+    folder = context.out("plots")
     plots.synthetic_curves(synthetic, "sign", folder / "synthetic_sign_descent.png")
     plots.synthetic_curves(synthetic, "gd", folder / "synthetic_gd.png")
     plots.condition_numbers(conditioning, folder / "condition_numbers.png")
@@ -155,7 +148,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     plots.grid_heatmaps(summary, folder / "finetune_grid.png")
     curves = {f"{m}.eval_loss": [[s, v] for s, v in zip(row["steps"], row["mean_curve"])]
               for m, row in summary["C"].items()}
-    return StageReport(metrics=summary["flat"], curves=curves, tags={f"claim.{c.id}": str(c.passed) for c in claims})
+    return StageReport(metrics=summary["flat"], curves=curves, claims=claims, headline=headline)
 
 
 STAGES = {"generate": generate, "train": train, "solve": solve, "evaluate": evaluate}

@@ -8,8 +8,9 @@ data-scarce digits.
 - model.py: the backbones (small CNN, MLP) and heads (linear, cosine).
 - training.py: the alternating loop and its baselines, one trainer; both read-outs.
 - model_io.py: a trained model in one safetensors file.
-- runs.py: one pipeline run (train and save; evaluate from the saved model).
+- experiments.py: one pipeline run (train and save; evaluate from the saved model).
 - pipeline.py: the Prefect flows generate, train, evaluate (`STAGES`).
 - claims.py, plots.py: the claim checks C1-C4 and the figures.
-- table.py, cli.py: `papers ddsvm fit/predict` on a user's CSV.
+- cli.py: `papers ddsvm fit/predict` on a user's CSV.
+- paper.py: the declaration (title, stages with their inputs and outputs, the `papers ddsvm` command).
 """

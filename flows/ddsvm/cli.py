@@ -18,7 +18,7 @@ import numpy as np
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_count, check_output
+from tasks.core.inputs import InputError, check_choice, check_count, check_number, check_output, check_range
 from tasks.core.io import staged_output
 from tasks.train.labelled_csv import read_labelled_csv
 
@@ -59,15 +59,14 @@ def image_shape(spec: str | None, n_features: int) -> tuple[int, ...] | None:
 
 def check_fit_options(epochs: int, lam: float, eta: float, svm_c: float, feature_dim: int, width: int, batch: int,
                       seed: int) -> None:
-    for name, value, low, high in (("--epochs", epochs, 1, MAX_EPOCHS), ("--feature-dim", feature_dim, 2, MAX_FEATURE_DIM),
-                                   ("--width", width, 1, MAX_FEATURE_DIM), ("--batch", batch, 1, 10**6)):
-        if not low <= value <= high:
-            raise InputError(f"{name}: must be in {low}..{high:,}, got {value}")
-    for name, value in (("--lam", lam), ("--eta", eta), ("--svm-c", svm_c)):
-        if not np.isfinite(value) or value < 0 or (value == 0 and name != "--lam"):
-            raise InputError(f"{name}: must be a finite number {'>= 0' if name == '--lam' else '> 0'}, got {value}")
-    if seed < 0:
-        raise InputError(f"--seed: must be >= 0, got {seed}")
+    check_range("--epochs", epochs, low=1, high=MAX_EPOCHS)
+    check_range("--feature-dim", feature_dim, low=2, high=MAX_FEATURE_DIM)
+    check_range("--width", width, low=1, high=MAX_FEATURE_DIM)
+    check_range("--batch", batch, low=1, high=10**6)
+    check_number("--lam", lam, at_least=0)
+    check_number("--eta", eta, above=0)
+    check_number("--svm-c", svm_c, above=0)
+    check_range("--seed", seed, low=0)
 
 
 @app.command()
@@ -156,8 +155,7 @@ def predict(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (predictions, and accuracy with labels)."),
 ) -> None:
     """Predict the class of every row of DATA; print one class per line."""
-    if readout not in READOUTS:
-        raise InputError(f"--readout: must be one of {', '.join(READOUTS)}, got {readout!r}")
+    check_choice("--readout", readout, READOUTS)
     from .model_io import load_model
     from .training import predict as predict_classes
 

@@ -13,20 +13,16 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
-from tasks.core.io import write_csv, write_json
+from tasks.core.io import write_csv
 from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
 from tasks.train.few_shot import digit_images, per_class_split
 
 from . import plots
 from .claims import by_seed, claims as paper_claims
+from .experiments import evaluate_run, images, run_label, train_run
 from .params import CE, DDSVM, MethodParams, Params, Training
-from .runs import evaluate_run, images, run_label, train_run
-
-PAPER = "ddsvm"
-DATA = Path("data") / PAPER
 
 
 def split_name(k: int, seed_index: int) -> str:
@@ -42,7 +38,7 @@ def runs(params: Params) -> list[tuple[str, int, int]]:
 
 @flow(name="ddsvm-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "splits"))
+    folder = context.out("splits")
     folder.mkdir(parents=True)
     _, labels = digit_images()
     metrics = {}
@@ -67,7 +63,7 @@ def train_task(split_path: Path, folder: Path, label: str, method: MethodParams,
 
 @flow(name="ddsvm-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
-    splits, folder = context.data(str(DATA / "splits")), context.out(str(DATA / "models"))
+    splits, folder = context.data("splits"), context.out("models")
     folder.mkdir(parents=True)
     futures = [train_task.submit(splits / split_name(k, s), folder, run_label(method, k, s), params.methods[method],
                                  params.training, derive_seed(params.seed, "train", k, s), context.device)
@@ -90,7 +86,7 @@ def run_metrics(rows: list[dict], params: Params) -> dict:
 @flow(name="ddsvm-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
     single_torch_thread()
-    splits, models = context.data(str(DATA / "splits")), context.data(str(DATA / "models"))
+    splits, models = context.data("splits"), context.data("models")
     x, y = images(params.training.upsample)
     rows = [{"method": method, "k": k, "seed": s,
              **evaluate_run(splits / split_name(k, s), models, run_label(method, k, s), x, y)}
@@ -101,10 +97,9 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     headline = {f"{m}.{r}": float(by_seed(rows, m, gate, f"{r}_error").mean())
                 for m, r in ((CE, "head"), (CE, "svm"), (DDSVM, "svm"), (DDSVM, "head"))}
     headline |= {f"{m}.margin_mean": float(by_seed(rows, m, gate, "margin_mean").mean()) for m in (CE, DDSVM)}
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, checked))
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(checked, **headline))
-    write_csv(context.out(str(DATA / "results.csv")), [{k: v for k, v in r.items() if k != "log"} for r in rows])
-    folder = context.out(str(DATA / "plots"))
+    headline = headline
+    write_csv(context.out("results.csv"), [{k: v for k, v in r.items() if k != "log"} for r in rows])
+    folder = context.out("plots")
     gate_methods = next(s.methods for s in params.sweeps if s.k == gate)
     plots.errors_by_method(rows, gate, gate_methods, folder / "errors_by_method.png")
     plots.errors_by_k(rows, sorted(ks), [CE, DDSVM], folder / "errors_by_k.png")
@@ -113,7 +108,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     curves = {f"k{gate}.s0.ddsvm.{key}": [(row["epoch"], row[key]) for row in ddsvm_log if key in row]
               for key in ("loss", "ce", "push", "margin_min", "margin_mean", "svm_train_accuracy")}
     return StageReport(metrics=run_metrics(rows, params), curves=curves,
-                       tags={f"claim.{c.id}": str(c.passed) for c in checked})
+                       claims=checked, headline=headline)
 
 
 STAGES = {"generate": generate, "train": train, "evaluate": evaluate}

@@ -1,8 +1,9 @@
 """`papers fedcdwa simulate`: a federated run of FedCDWA (or a baseline) on the spec's digits federation or on a
 user's own split (--data DIR of per-client CSV files), with the in-process engine or on Flower's deployment runtime.
 
-Every option is checked before any work (one line naming the option and the value, exit 2 from `papers`); torch
-and Flower are imported only once the options are good, so `--help` starts at once."""
+Every option is checked before any work (one line naming the option and the value, exit 2 from `papers`); the
+run's options are checked by building its FedConfig, the same rules as the params file's. torch and Flower are
+imported only once the options are good, so `--help` starts at once."""
 from __future__ import annotations
 
 import json
@@ -13,14 +14,17 @@ import typer
 
 from tasks.core.console import console
 from tasks.core.inputs import InputError
+from tasks.core.params import ParamsError, validate
 
-from .config import METHODS
+from .config import MAX_EPOCHS, MAX_ROUNDS, METHOD_NAMES, FedConfig
 from .paper import PAPER
 
 app = typer.Typer(help=PAPER.commands["fedcdwa"].summary,
                   no_args_is_help=True)
 ENGINES = ("inprocess", "flower")
-MAX_CLIENTS, MAX_FLOWER_CLIENTS, MAX_ROUNDS, MAX_EPOCHS = 1000, 32, 1000, 100
+MAX_CLIENTS, MAX_FLOWER_CLIENTS = 1000, 32
+OPTION = {"method": "--method", "rounds": "--rounds", "local_epochs": "--local-epochs",
+          "personal_epochs": "--local-epochs"}  # FedConfig's field -> the option that sets it (E_p = E)
 
 
 @app.callback()
@@ -28,10 +32,18 @@ def group() -> None:
     """Federated prototype distillation with Wasserstein aggregation (FedCDWA) and its baselines."""
 
 
-def check_options(method: str, clients: int, alpha: float, rounds: int, local_epochs: int, engine: str, seed: int,
-                  data: Path | None) -> None:
-    if method not in METHODS:
-        raise InputError(f"--method: must be one of {', '.join(METHODS)}, got {method!r}")
+def run_config(method: str, rounds: int, local_epochs: int) -> FedConfig:
+    """The run's FedConfig (spec defaults, E_p = E); its first fault names the option, as the params file names its key."""
+    try:
+        return validate(FedConfig, {"method": method, "rounds": rounds, "local_epochs": local_epochs,
+                                    "personal_epochs": local_epochs}, prefix="")
+    except ParamsError as error:
+        field, rule = error.problems[0].split(":", 1)
+        raise InputError(f"{OPTION[field]}:{rule}") from None
+
+
+def check_options(clients: int, alpha: float, engine: str, seed: int, data: Path | None) -> None:
+    """The options that are not the run's config: the federation, the engine, the seed."""
     if engine not in ENGINES:
         raise InputError(f"--engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
     if data is None and not 1 <= clients <= MAX_CLIENTS:
@@ -41,10 +53,6 @@ def check_options(method: str, clients: int, alpha: float, rounds: int, local_ep
                          f"{MAX_FLOWER_CLIENTS} here, got {clients}")
     if not (math.isfinite(alpha) and alpha > 0):
         raise InputError(f"--alpha: must be a finite number > 0, got {alpha}")
-    if not 1 <= rounds <= MAX_ROUNDS:
-        raise InputError(f"--rounds: must be in 1..{MAX_ROUNDS}, got {rounds}")
-    if not 1 <= local_epochs <= MAX_EPOCHS:
-        raise InputError(f"--local-epochs: must be in 1..{MAX_EPOCHS}, got {local_epochs}")
     if seed < 0:
         raise InputError(f"--seed: must be >= 0, got {seed}")
 
@@ -54,8 +62,8 @@ def simulate(
     clients: int = typer.Option(10, help=f"K clients of the digits federation (1..{MAX_CLIENTS}; ignored with --data)."),
     alpha: float = typer.Option(0.5, help="Dirichlet label-skew concentration (> 0; smaller = more heterogeneous)."),
     rounds: int = typer.Option(30, help=f"Communication rounds (1..{MAX_ROUNDS})."),
-    local_epochs: int = typer.Option(2, "--local-epochs", help="Local epochs E = E_p per round (1..100)."),
-    method: str = typer.Option("fedcdwa", help=f"One of {', '.join(METHODS)}."),
+    local_epochs: int = typer.Option(2, "--local-epochs", help=f"Local epochs E = E_p per round (1..{MAX_EPOCHS})."),
+    method: str = typer.Option("fedcdwa", help=f"One of {', '.join(METHOD_NAMES)}."),
     engine: str = typer.Option("inprocess", help="inprocess (deterministic loop) or flower (a SuperLink and one "
                                                  "SuperNode per client on 127.0.0.1; same numbers)."),
     data: Path = typer.Option(None, "--data", help="Your own split: a folder of client_*.csv files and test.csv, each "
@@ -64,17 +72,16 @@ def simulate(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Run one federated training and print global and personalised accuracy and bytes per round."""
-    check_options(method, clients, alpha, rounds, local_epochs, engine, seed, data)
+    cfg = run_config(method, rounds, local_epochs)
+    check_options(clients, alpha, engine, seed, data)
     from .data import csv_federation, digits_federation, digits_partition
 
     federation = csv_federation(data, seed) if data is not None else digits_federation(digits_partition(clients, alpha, seed))
     if engine == "flower" and len(federation.clients) > MAX_FLOWER_CLIENTS:
         raise InputError(f"--data {data}: {len(federation.clients)} clients, the flower engine takes at most "
                          f"{MAX_FLOWER_CLIENTS} here")
-    from .config import FedConfig
     from .engine import result_record, run_inprocess
 
-    cfg = FedConfig(method=method, rounds=rounds, local_epochs=local_epochs, personal_epochs=local_epochs)
     if engine == "flower":
         from .flower import run_flower
 

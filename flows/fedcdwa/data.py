@@ -10,9 +10,8 @@ import numpy as np
 
 from tasks.core.inputs import InputError, check_count, read_text
 from tasks.core.seeding import derive_seed
+from tasks.federated.local import ClientData
 from tasks.federated.partition import dirichlet_label_split, label_entropy
-
-from .local import ClientData
 
 TEST_FRACTION, LOCAL_TEST_FRACTION = 0.25, 0.2
 MAX_CLIENTS, MAX_ROWS, MAX_FEATURES, MAX_CLASSES = 1000, 1_000_000, 4096, 1000

@@ -1,7 +1,8 @@
 """The federated loop of spec §3.1, written once over a transport: `exchange(task, round, broadcast)` returns
-every client's reply in client order. The in-process transport calls client.py directly (smoke and default
-profiles: deterministic, no processes); flower.py's ServerApp passes a transport that sends Flower Messages to
-SuperNodes, so both engines run the same code and give the same numbers."""
+every client's reply in client order. The run's method (methods.METHODS) says what clients and server do. The
+in-process transport calls its client functions directly (smoke and default profiles: deterministic, no
+processes); flower.py's ServerApp passes a transport that sends Flower Messages to SuperNodes, so both engines run
+the same code and give the same numbers."""
 from __future__ import annotations
 
 import hashlib
@@ -12,13 +13,14 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from tasks.core.device import single_torch_thread
+from tasks.federated.local import correct
+from tasks.federated.messages import Message, set_weights
+from tasks.federated.method import ModelFactory, ServerState
 
-from .client import STATEFUL, Message, client_update, personalize
 from .config import FedConfig
 from .data import Federation
-from .local import correct
-from .model import FeatureNet, set_weights
-from .server import ServerState, broadcast, server_init, server_update
+from .methods import METHODS
+from .model import run_model
 
 # exchange(task, round, broadcast) -> replies in client order; task "train" or "personalize"
 Exchange = Callable[[str, int, Message], list[Message]]
@@ -62,32 +64,31 @@ def nbytes(message: Message) -> int:
     return int(sum(np.asarray(v).nbytes for v in message.values()))
 
 
-def score(cfg: FedConfig, federation: Federation, weights: dict[str, np.ndarray]) -> float:
-    model = FeatureNet(federation.d_in, cfg.hidden, cfg.feature_dim, federation.n_classes)
-    return correct(set_weights(model, weights), federation.test_x, federation.test_y) / len(federation.test_y)
+def score(model: ModelFactory, federation: Federation, weights: dict[str, np.ndarray]) -> float:
+    return correct(set_weights(model(), weights), federation.test_x, federation.test_y) / len(federation.test_y)
 
 
 def federate(cfg: FedConfig, federation: Federation, seed: int, exchange: Exchange,
              on_round: Callable[[int, dict], None] | None = None) -> RunResult:
     """Rounds of broadcast -> client_update -> server_update, then every client's personalisation."""
     started = time.perf_counter()
-    state = server_init(cfg, federation.d_in, federation.n_classes, seed)
+    method, model = METHODS[cfg.method], run_model(cfg, federation.d_in, federation.n_classes, seed)
+    state = method.initial_state(model)
     history: dict[str, list[float]] = {}
-    rate = lambda weights: score(cfg, federation, weights)  # noqa: E731
+    rate = lambda weights: score(model, federation, weights)  # noqa: E731
     for t in range(cfg.rounds):
-        message = broadcast(state)
+        message = state.broadcast()
         replies = exchange(TRAIN, t, message)
-        active = [k for k, reply in enumerate(replies) if int(reply["n"]) > 0]  # clients with data take part
-        state, info = server_update(cfg, state, replies, seed=seed, round_=t, score=rate)
-        row = {"bytes_down": float(nbytes(message) * len(active)),
-               "bytes_up": float(sum(nbytes(replies[k]) for k in active))} | info
+        active = [reply for reply in replies if int(reply["n"]) > 0]  # clients with data take part
+        state, info = method.server_update(cfg, active, seed=seed, round_=t, score=rate)
+        row = {"bytes_down": float(nbytes(message) * len(active)), "bytes_up": float(sum(nbytes(r) for r in active))} | info
         if state.weights is not None:
             row["global_accuracy"] = rate(state.weights)
         for key, value in row.items():
             history.setdefault(key, []).append(float(value))
         if on_round is not None:
             on_round(t, row)
-    evaluations = exchange(PERSONALIZE, cfg.rounds, broadcast(state))
+    evaluations = exchange(PERSONALIZE, cfg.rounds, state.broadcast())
     personal = [int(e["personal_correct"]) / int(e["personal_n"]) for e in evaluations if int(e["personal_n"]) > 0]
     if state.weights is not None:
         global_accuracy = history["global_accuracy"][-1]
@@ -102,6 +103,7 @@ def federate(cfg: FedConfig, federation: Federation, seed: int, exchange: Exchan
 def in_process(cfg: FedConfig, federation: Federation, seed: int) -> Exchange:
     """The deterministic in-process transport: client states live in this closure; clients without data reply
     {"n": 0} and are skipped by the server."""
+    method, model = METHODS[cfg.method], run_model(cfg, federation.d_in, federation.n_classes, seed)
     states: dict[int, Message] = {}
 
     def exchange(task: str, round_: int, message: Message) -> list[Message]:
@@ -111,15 +113,12 @@ def in_process(cfg: FedConfig, federation: Federation, seed: int) -> Exchange:
                 if data.n_train == 0:
                     replies.append({"n": np.array(0, np.int64)})
                     continue
-                reply, states[k] = client_update(cfg, message, states.get(k, {}), data, n_classes=federation.n_classes,
-                                                 seed=seed, round_=round_, client=k)
+                reply, states[k] = method.client_update(cfg, message, states.get(k, {}), data, model=model,
+                                                        n_classes=federation.n_classes, seed=seed, round_=round_, client=k)
             else:
-                test = (federation.test_x, federation.test_y) if cfg.method in STATEFUL else (None, None)
-                if data.n_train == 0 and cfg.method in STATEFUL:
-                    reply = {"personal_correct": 0, "personal_n": 0}
-                else:
-                    reply = personalize(cfg, message, states.get(k, {}), data, n_classes=federation.n_classes, seed=seed,
-                                        client=k, test_x=test[0], test_y=test[1])
+                test = (federation.test_x, federation.test_y) if method.own_models else (None, None)
+                reply = method.personalize(cfg, message, states.get(k, {}), data, model=model, seed=seed, client=k,
+                                           test_x=test[0], test_y=test[1])
                 reply = {key: np.array(value, np.int64) for key, value in reply.items()}
             replies.append(reply)
         return replies

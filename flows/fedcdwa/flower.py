@@ -1,8 +1,8 @@
 """The same client and server functions on Flower 1.32.1's deployment runtime (the `flower` engine): a ServerApp
 whose main loop is engine.federate with a transport of Flower Messages, and a ClientApp that answers them with
-client.client_update / client.personalize. flower_app/ is the Flower App (its pyproject.toml names these two);
-run_flower() starts a SuperLink and one SuperNode per client on 127.0.0.1 (tasks/federated/flower_deployment.py),
-submits the app with `flwr run`, and reads the result the ServerApp writes.
+the run's method's client_update / personalize (methods.METHODS). flower_app/ is the Flower App (its
+pyproject.toml names these two); run_flower() starts a SuperLink and one SuperNode per client on 127.0.0.1
+(tasks/federated/flower_deployment.py), submits the app with `flwr run`, and reads the result the ServerApp writes.
 
 Locally the Fleet and Control APIs speak TLS with per-run certificates. Across machines, TLS too (never
 `--insecure`: Flower's messages carry the model and the clients' updates): with a CA and a server certificate
@@ -22,12 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from tasks.core.device import single_torch_thread
+from tasks.federated.local import ClientData
+from tasks.federated.messages import Message
 
-from .client import STATEFUL, Message, client_update, personalize
 from .config import FedConfig
 from .data import Federation
 from .engine import PERSONALIZE, TRAIN, federate, result_record
-from .local import ClientData
+from .methods import METHODS
+from .model import run_model
 
 APP_DIR = Path(__file__).parent / "flower_app"
 STATE_KEY = "fedcdwa"
@@ -76,16 +78,22 @@ def _client_app():
     def query(msg, context: Context):
         return reply(msg, {}, int(context.node_config["client"]))
 
+    def run_of(meta, data: ClientData):
+        """The message's config, its method and the run's model factory."""
+        cfg = FedConfig.model_validate_json(str(meta["config"]))
+        return cfg, METHODS[cfg.method], run_model(cfg, data.x_train.shape[1], int(meta["n_classes"]), int(meta["seed"]))
+
     @app.train()
     def train(msg, context: Context):
         k, data = load(context)
         meta = msg.content["meta"]
-        cfg = FedConfig(**json.loads(str(meta["config"])))
+        cfg, method, model = run_of(meta, data)
         state = from_record(context.state[STATE_KEY]) if STATE_KEY in context.state else {}
         if data.n_train == 0:
             return reply(msg, {"n": np.array(0, np.int64)}, k)
-        out, state = client_update(cfg, from_record(msg.content["arrays"]), state, data, n_classes=int(meta["n_classes"]),
-                                   seed=int(meta["seed"]), round_=int(meta["round"]), client=k)
+        out, state = method.client_update(cfg, from_record(msg.content["arrays"]), state, data, model=model,
+                                          n_classes=int(meta["n_classes"]), seed=int(meta["seed"]),
+                                          round_=int(meta["round"]), client=k)
         context.state[STATE_KEY] = to_record(state)
         return reply(msg, out, k)
 
@@ -93,14 +101,12 @@ def _client_app():
     def evaluate(msg, context: Context):
         k, data = load(context)
         meta = msg.content["meta"]
-        cfg = FedConfig(**json.loads(str(meta["config"])))
+        cfg, method, model = run_of(meta, data)
         arrays = from_record(msg.content["arrays"])
         state = from_record(context.state[STATE_KEY]) if STATE_KEY in context.state else {}
-        if data.n_train == 0 and cfg.method in STATEFUL:
-            out = {"personal_correct": 0, "personal_n": 0}
-        else:
-            out = personalize(cfg, arrays, state, data, n_classes=int(meta["n_classes"]), seed=int(meta["seed"]),
-                              client=k, test_x=arrays.pop("test_x", None), test_y=arrays.pop("test_y", None))
+        test_x, test_y = arrays.pop("test_x", None), arrays.pop("test_y", None)
+        out = method.personalize(cfg, arrays, state, data, model=model, seed=int(meta["seed"]), client=k,
+                                 test_x=test_x, test_y=test_y)
         return reply(msg, {key: np.array(v, np.int64) for key, v in out.items()}, k)
 
     return app
@@ -113,9 +119,9 @@ def _exchange(grid, nodes: dict[int, int], cfg: FedConfig, seed: int, n_classes:
     from flwr.app import ConfigRecord, Message as FlowerMessage, RecordDict
 
     def exchange(task: str, round_: int, message: Message) -> list[Message]:
-        if task == PERSONALIZE and cfg.method in STATEFUL:  # their only global model: the clients' own, on this set
+        if task == PERSONALIZE and METHODS[cfg.method].own_models:  # their only global model: their own, on this set
             message = message | {"test_x": federation.test_x, "test_y": federation.test_y}
-        meta = ConfigRecord({"config": json.dumps(cfg.as_dict()), "seed": seed, "round": round_, "n_classes": n_classes})
+        meta = ConfigRecord({"config": cfg.model_dump_json(), "seed": seed, "round": round_, "n_classes": n_classes})
         kind = "train" if task == TRAIN else "evaluate"
         out = [FlowerMessage(RecordDict({"arrays": to_record(message), "meta": meta}), dst_node_id=node,
                              message_type=kind, group_id=str(round_)) for node in nodes.values()]
@@ -153,7 +159,7 @@ def _server_app():
     @app.main()
     def main(grid, context):
         job = json.loads(Path(str(context.run_config["job"])).read_text())
-        cfg, seed, n_clients = FedConfig(**job["config"]), int(job["seed"]), int(job["n_clients"])
+        cfg, seed, n_clients = FedConfig.model_validate(job["config"]), int(job["seed"]), int(job["n_clients"])
         with np.load(job["test"]) as d:
             federation = Federation([], d["x"], d["y"], int(job["n_classes"]))
         end = time.monotonic() + job["timeout_s"]
@@ -187,7 +193,7 @@ def prepare_job(cfg: FedConfig, federation: Federation, seed: int, folder: Path,
         np.savez(path, x_train=c.x_train, y_train=c.y_train, x_test=c.x_test, y_test=c.y_test)
         nodes.append({"client": k, "data": str(path)})
     np.savez(folder / "test.npz", x=federation.test_x, y=federation.test_y)
-    job = {"config": cfg.as_dict(), "seed": seed, "n_clients": len(nodes), "n_classes": federation.n_classes,
+    job = {"config": cfg.model_dump(), "seed": seed, "n_clients": len(nodes), "n_classes": federation.n_classes,
            "test": str(folder / "test.npz"), "out": str(folder / "result.json"), "timeout_s": timeout_s}
     (folder / "job.json").write_text(json.dumps(job))
     return folder / "job.json", nodes

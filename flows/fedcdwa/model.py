@@ -1,10 +1,15 @@
-"""The spec's model (§6): feature extractor 64 -> 128 (ReLU) -> 32, no ReLU on the features, then a linear head.
-Parameters travel as {name: float32 ndarray}, the form both engines send."""
+"""The spec's model (§6): feature extractor 64 -> 128 (ReLU) -> 32, no ReLU on the features, then a linear head."""
 from __future__ import annotations
 
-import numpy as np
+from functools import partial
+
 import torch
 from torch import nn
+
+from tasks.core.seeding import derive_seed
+from tasks.federated.method import ModelFactory
+
+from .config import FedConfig
 
 
 class FeatureNet(nn.Module):
@@ -23,14 +28,6 @@ def build(d_in: int, n_classes: int, hidden: int, feature_dim: int, seed: int) -
     return FeatureNet(d_in, hidden, feature_dim, n_classes)
 
 
-def get_weights(model: nn.Module) -> dict[str, np.ndarray]:
-    return {k: v.detach().cpu().numpy().astype(np.float32, copy=True) for k, v in model.state_dict().items()}
-
-
-def set_weights(model: nn.Module, weights: dict[str, np.ndarray]) -> nn.Module:
-    model.load_state_dict({k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in weights.items()})
-    return model
-
-
-def head_of(weights: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    return weights["head.weight"], weights["head.bias"]
+def run_model(cfg: FedConfig, d_in: int, n_classes: int, seed: int) -> ModelFactory:
+    """The run's model: one init seed per run, so the server and every client start from the same weights."""
+    return partial(build, d_in, n_classes, cfg.hidden, cfg.feature_dim, derive_seed(seed, "init"))

@@ -14,7 +14,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -24,9 +23,6 @@ from . import plots, summaries
 from .claims import claims as paper_claims
 from .params import Params
 from .variants import run_name
-
-PAPER = "fedcdwa"
-DATA = Path("data") / PAPER
 
 
 def partition_name(alpha: float, clients: int, seed_index: int) -> str:
@@ -45,7 +41,7 @@ def runs(params: Params) -> list[tuple[str, str | None, float, int]]:
 def generate(params: Params, context: StageContext) -> StageReport:
     from .data import digits_federation, digits_partition, partition_summary
 
-    folder = context.out(str(DATA / "partitions"))
+    folder = context.out("partitions")
     folder.mkdir(parents=True)
     metrics = {}
     for alpha in params.alphas:
@@ -67,8 +63,8 @@ def federated_run(partition_path: Path, out_folder: Path, params: Params, method
                   alpha: float, seed_index: int) -> dict:
     single_torch_thread()
     from .data import digits_federation
-    from .engine import run_inprocess
-    from .engine import result_record
+    from .engine import result_record, run_inprocess
+    from .server import CDWAState
 
     federation = digits_federation(json.loads(partition_path.read_text()))
     result = run_inprocess(params.config(method, ablation), federation, derive_seed(params.seed, "run", seed_index))
@@ -77,7 +73,7 @@ def federated_run(partition_path: Path, out_folder: Path, params: Params, method
     write_json(out_folder / f"{name}.json", record)
     final = result.final
     arrays = {f"w.{k}": v for k, v in (final.weights or {}).items()}
-    if final.stats is not None:
+    if isinstance(final, CDWAState):  # FedCDWA's final class statistics
         arrays |= {"mu": final.stats.mu, "sigma": final.stats.sigma, "support": final.stats.support,
                    "support_n": final.stats.support_n, "known": final.stats.known}
     np.savez(out_folder / f"{name}_final.npz", **arrays)
@@ -87,7 +83,7 @@ def federated_run(partition_path: Path, out_folder: Path, params: Params, method
 
 @flow(name="fedcdwa-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
-    partitions, folder = context.data(str(DATA / "partitions")), context.out(str(DATA / "runs"))
+    partitions, folder = context.data("partitions"), context.out("runs")
     folder.mkdir(parents=True)
     futures = [federated_run.submit(partitions / partition_name(alpha, params.clients, s), folder, params, method,
                                     ablation, alpha, s)
@@ -101,18 +97,15 @@ def train(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="fedcdwa-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    records = [json.loads(p.read_text()) for p in sorted(context.data(str(DATA / "runs")).glob("*.json"))]
+    records = [json.loads(p.read_text()) for p in sorted(context.data("runs").glob("*.json"))]
     table = summaries.summarize(records)
     claims = paper_claims(table, params.alphas, decide=params.decide_claims)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
     smallest = min(params.alphas)
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(
-        claims, **{f"{label}.global_a{smallest:g}": summaries.value(table, label, smallest, "global_mean")
-                   for label in ("fedcdwa", "fedavg")},
-        **{f"{label}.personal_a{smallest:g}": summaries.value(table, label, smallest, "personal_mean")
-           for label in ("fedcdwa", "fedavg")}))
-    write_csv(context.out(str(DATA / "summary.csv")), summaries.rows(table))
-    folder = context.out(str(DATA / "plots"))
+    headline = {"None": {f"{label}.global_a{smallest:g}": summaries.value(table, label, smallest, "global_mean")
+                   for label in ("fedcdwa", "fedavg")}, "None": {f"{label}.personal_a{smallest:g}": summaries.value(table, label, smallest, "personal_mean")
+           for label in ("fedcdwa", "fedavg")}}
+    write_csv(context.out("summary.csv"), summaries.rows(table))
+    folder = context.out("plots")
     plots.accuracy_vs_alpha(table, folder / "accuracy_vs_alpha.png")
     plots.rounds(records, "global_accuracy", smallest, folder / "global_accuracy_rounds.png")
     plots.rounds(records, "inter_class_ratio", smallest, folder / "inter_class_ratio_rounds.png")
@@ -120,7 +113,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     curves = {f"{r['name']}.global_accuracy": r["history"]["global_accuracy"]
               for r in records if r["seed_index"] == 0 and "global_accuracy" in r["history"]}
     return StageReport(metrics=summaries.flat_metrics(table), curves=curves,
-                       tags={f"claim.{c.id}": str(c.passed) for c in claims})
+                       claims=claims, headline=headline)
 
 
 STAGES = {"generate": generate, "train": train, "evaluate": evaluate}

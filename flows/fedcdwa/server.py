@@ -1,11 +1,10 @@
-"""The server side of every method, as pure functions (spec §9): aggregate the replies of one round into the next
-global state, and say what to broadcast. FedAvg / FedAvg-FT: weighted parameter average; FedCDWA: the same,
-then HWA of the class statistics (hwa.py) and server-side mutual distillation of the global head on virtual
-features (§3.4); FedProto: count-weighted class prototypes; local-only: nothing."""
+"""FedCDWA's server side (spec §3.2, §3.4), a pure function of the clients' replies: FedAvg of the global branches,
+then HWA of their class statistics (hwa.py), then server-side mutual distillation of the global head on virtual
+features drawn from the aggregated statistics."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -14,64 +13,35 @@ from torch import nn
 
 from tasks.core.seeding import derive_seed
 from tasks.federated.averaging import weighted_average
+from tasks.federated.messages import Message, weights_in
+from tasks.federated.method import ServerState
 
 from . import hwa
-from .client import STATEFUL, Message, new_model, weights_in, weights_out
 from .config import FedConfig
-from .model import get_weights
 
 
-@dataclass
-class ServerState:
-    weights: dict[str, np.ndarray] | None  # the global model G (None: FedProto, local-only)
-    stats: hwa.GlobalStatistics | None = None  # FedCDWA
-    protos: tuple[np.ndarray, np.ndarray] | None = None  # FedProto: (prototypes [C, D], known [C])
+@dataclass(frozen=True)
+class CDWAState(ServerState):
+    stats: hwa.GlobalStatistics = field(kw_only=True)  # full precision, with the support S_c clients never see
 
 
-def server_init(cfg: FedConfig, d_in: int, n_classes: int, seed: int) -> ServerState:
-    return ServerState(None if cfg.method in STATEFUL else get_weights(new_model(cfg, d_in, n_classes, seed)))
-
-
-def broadcast(state: ServerState) -> Message:
-    """What every client receives: G's weights, FedCDWA's {mu, sigma}, FedProto's prototypes (none in round 0)."""
-    message: Message = weights_out(state.weights) if state.weights is not None else {}
-    if state.stats is not None:
-        message |= {"mu": state.stats.mu.astype(np.float32), "sigma": state.stats.sigma.astype(np.float32),
-                    "known": state.stats.known}
-    if state.protos is not None:
-        message |= {"protos": state.protos[0], "known": state.protos[1]}
-    return message
-
-
-def server_update(cfg: FedConfig, state: ServerState, replies: list[Message], *, seed: int, round_: int,
-                  score: Callable[[dict[str, np.ndarray]], float] | None = None) -> tuple[ServerState, dict]:
-    """(next state, diagnostics). `replies` in client order; clients without data are skipped. `score` (optional)
-    rates a weights dict on the server's test set, to log FedCDWA's accuracy before the server step."""
-    active = [r for r in replies if int(r["n"]) > 0]
-    info: dict = {}
-    if cfg.method == "local":
-        return state, info
-    if cfg.method == "fedproto":
-        counts = np.stack([r["counts"] for r in active]).astype(np.float64)  # [K, C]
-        protos = np.stack([r["protos"] for r in active]).astype(np.float64)  # [K, C, D]
-        total = counts.sum(0)
-        known = total > 0
-        mean = np.einsum("kc,kcd->cd", counts, protos) / np.maximum(total, 1)[:, None]
-        return ServerState(None, protos=(mean.astype(np.float32), known)), info
-    weights = weighted_average([weights_in(r) for r in active], [int(r["n"]) for r in active])
-    if cfg.method != "fedcdwa":
-        return ServerState(weights), info
-    stats = hwa.aggregate(*(np.stack([r[key] for r in active]) for key in ("counts", "protos", "stds", "sub", "mass")),
+def aggregate(cfg: FedConfig, replies: list[Message], *, seed: int, round_: int,
+              score: Callable[[dict[str, np.ndarray]], float] | None = None) -> tuple[CDWAState, dict]:
+    """(next state, diagnostics). `score` (optional) rates a weights dict on the server's test set, to log the
+    accuracy before the server step."""
+    weights = weighted_average([weights_in(r) for r in replies], [int(r["n"]) for r in replies])
+    stats = hwa.aggregate(*(np.stack([r[key] for r in replies]) for key in ("counts", "protos", "stds", "sub", "mass")),
                           n_support=cfg.support, rng=np.random.default_rng(derive_seed(seed, "barycenter", round_)),
                           iterations=cfg.barycenter_iterations)
-    info |= {"inter_class_ratio": hwa.inter_class_ratio(stats), "pvda": float(np.mean([r["pvda"] for r in active]))}
+    info = {"inter_class_ratio": hwa.inter_class_ratio(stats), "pvda": float(np.mean([r["pvda"] for r in replies]))}
     if cfg.server_steps > 0:
         if score is not None:
             info["global_accuracy_before_server_step"] = score(weights)
         generator = torch.Generator().manual_seed(derive_seed(seed, "server", round_))
-        head, info["server_loss"] = distil_head(cfg, weights, [weights_in(r) for r in active], stats, generator)
+        head, info["server_loss"] = distil_head(cfg, weights, [weights_in(r) for r in replies], stats, generator)
         weights = weights | head
-    return ServerState(weights, stats=stats), info
+    shared = {"mu": stats.mu.astype(np.float32), "sigma": stats.sigma.astype(np.float32), "known": stats.known}
+    return CDWAState(weights, shared, stats=stats), info
 
 
 def _linear(weight: np.ndarray, bias: np.ndarray) -> nn.Linear:

@@ -7,7 +7,8 @@ policy on noisy chain arithmetic, with the tiny-LM library tasks/lm (stages/lamb
 - process_sets.py: the process-set trie of a group, the 1/|lambda| weights, MC-PRM values, tree statistics.
 - rl.py: one RL run (sampling, weights, loss, Adam step, evaluations).
 - equivalence.py: C1, the float64 gradient identity GRPO = PRM form.
-- recipes.py: the stages' recipes (data, SFT policy, RL run, C1) as plain functions.
+- experiments.py: the stages' recipes (data, SFT policy, RL run, C1) as plain functions, and the run outside DVC of
+  `papers lambda-grpo train`.
 - pipeline.py: the Prefect flows generate, train, solve, evaluate (`STAGES`).
 - claims.py: C1-C4; plots.py: accuracy curves with seed bands, |lambda| histogram.
 - cli.py: `papers lambda-grpo weights | train`.

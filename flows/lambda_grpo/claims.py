@@ -10,8 +10,8 @@ import numpy as np
 
 from tasks.core.claims import Claim, decided
 
+from .experiments import rl_settings
 from .params import Params
-from .recipes import rl_settings
 
 METHODS = ("grpo", "lambda_grpo")
 C1_TOL = 1e-8

@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_count, read_text
+from tasks.core.inputs import InputError, check_choice, check_count, check_range, read_text
 
 from .paper import PAPER
 from .process_sets import process_counts, process_steps
@@ -114,17 +114,14 @@ def train(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """SFT a tiny GPT-2 on noisy chain arithmetic, then RL it with GRPO and/or lambda-GRPO; print the accuracies."""
-    if task_name not in TASKS:
-        raise InputError(f"--task: must be one of {', '.join(TASKS)}, got {task_name!r}")
-    if method not in METHOD_CHOICES:
-        raise InputError(f"--method: must be one of {', '.join(METHOD_CHOICES)}, got {method!r}")
-    if sft_steps is not None and not 1 <= sft_steps <= MAX_SFT_STEPS:
-        raise InputError(f"--sft-steps: must be in 1..{MAX_SFT_STEPS:,}, got {sft_steps}")
-    if rl_steps is not None and not 1 <= rl_steps <= MAX_RL_STEPS:
-        raise InputError(f"--rl-steps: must be in 1..{MAX_RL_STEPS:,}, got {rl_steps}")
-    if seed < 0:
-        raise InputError(f"--seed: must be >= 0, got {seed}")
-    from .runs import train_outside_dvc  # torch, transformers: after the checks
+    check_choice("--task", task_name, TASKS)
+    check_choice("--method", method, METHOD_CHOICES)
+    if sft_steps is not None:
+        check_range("--sft-steps", sft_steps, low=1, high=MAX_SFT_STEPS)
+    if rl_steps is not None:
+        check_range("--rl-steps", rl_steps, low=1, high=MAX_RL_STEPS)
+    check_range("--seed", seed, low=0)
+    from .experiments import train_outside_dvc  # torch, transformers: after the checks
 
     result = train_outside_dvc(profile, method, sft_steps, rl_steps, seed)
     if as_json:

@@ -1,10 +1,17 @@
 """lambda_grpo as the project lists it (see flows/declaration.py)."""
-from flows.declaration import Command, Paper
+from flows.declaration import Command, Paper, Stage
 
 PAPER = Paper(
     title="GRPO is Secretly a Process Reward Model (lambda-GRPO; tiny-LM library `tasks/lm`)",
     pipeline="GRPO vs lambda-GRPO",
     nightly="50 5 * * *",
+    stages=(
+        Stage("generate", outputs=("generate",)),
+        Stage("train", inputs=("generate",), outputs=("train",)),
+        Stage("solve", inputs=("generate", "train"), outputs=("solve",)),
+        Stage("evaluate",
+              inputs=("generate", "train", "solve"), committed=("summary.json",), plots=("plots",), claims=True),
+    ),
     commands={
         "lambda-grpo": Command("app", "GRPO vs lambda-GRPO: process sets and token weights of your own groups; "
                                       "runs on chain arithmetic."),

@@ -15,7 +15,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_json
 from tasks.core.seeding import derive_seed
@@ -23,18 +22,15 @@ from tasks.core.stage import StageContext, StageReport
 
 from . import plots
 from .claims import claims as paper_claims
+from .experiments import c1_identity, rl_settings, run_label, save_problems, sft_policy, sft_traces
 from .params import Params
-from .recipes import c1_identity, rl_settings, run_label, save_problems, sft_policy, sft_traces
-
-PAPER = "lambda_grpo"
-DATA = Path("data") / PAPER
 
 
 # ---------------------------------------------------------------- generate
 
 @flow(name="lambda_grpo-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "generate"))
+    folder = context.out("generate")
     folder.mkdir(parents=True)
     sizes = save_problems(params, folder)
     noisy = sft_traces(params, folder / "sft_traces.jsonl")
@@ -51,7 +47,7 @@ def train_seed(params: Params, generated: Path, out: Path, k: int, device: str) 
 
 @flow(name="lambda_grpo-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
-    generated, folder = context.data(str(DATA / "generate")), context.out(str(DATA / "train"))
+    generated, folder = context.data("generate"), context.out("train")
     folder.mkdir(parents=True)
     futures = [train_seed.submit(params, generated, folder / f"sft_policy_seed{k}", k, context.device)
                for k in range(params.seeds)]
@@ -69,7 +65,7 @@ def train(params: Params, context: StageContext) -> StageReport:
 def rl_run(params: Params, generated: Path, policy: Path, out: Path, setting: dict, method: str, k: int,
            device: str) -> dict:
     single_torch_thread()
-    from .recipes import rl_run as run
+    from .experiments import rl_run as run
 
     result = run(params, generated, policy, setting, method, derive_seed(params.seed, "rl", k), device)
     write_json(out, result | {"seed_index": k, "setting": setting})
@@ -79,8 +75,8 @@ def rl_run(params: Params, generated: Path, policy: Path, out: Path, setting: di
 
 @flow(name="lambda_grpo-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
-    generated, policies = context.data(str(DATA / "generate")), context.data(str(DATA / "train"))
-    folder = context.out(str(DATA / "solve"))
+    generated, policies = context.data("generate"), context.data("train")
+    folder = context.out("solve")
     (folder / "runs").mkdir(parents=True)
     # seed-major, the two methods of a seed next to each other: they meet the same load (C4 times them)
     futures = [rl_run.submit(params, generated, policies / f"sft_policy_seed{k}",
@@ -97,23 +93,21 @@ def solve(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="lambda_grpo-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    generated, policies = context.data(str(DATA / "generate")), context.data(str(DATA / "train"))
-    runs = [json.loads(p.read_text()) for p in sorted((context.data(str(DATA / "solve")) / "runs").glob("*.json"))]
+    generated, policies = context.data("generate"), context.data("train")
+    runs = [json.loads(p.read_text()) for p in sorted((context.data("solve") / "runs").glob("*.json"))]
     sft = json.loads((policies / "sft.json").read_text())
     identity = c1_identity(params, generated, policies / "sft_policy_seed0")
     claims, summary = paper_claims(params, runs, sft, identity)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")),
-               headline_metrics(claims, **{k: summary[k] for k in ("grpo_peak", "lambda_grpo_peak",
-                                                                   "grpo_test", "lambda_grpo_test")}))
-    write_json(context.out(str(DATA / "summary.json")), summary)
-    folder = context.out(str(DATA / "plots"))
+    headline = {k: summary[k] for k in ("grpo_peak", "lambda_grpo_peak",
+                                                                   "grpo_test", "lambda_grpo_test")}
+    write_json(context.out("summary.json"), summary)
+    folder = context.out("plots")
     plots.accuracy_curves(runs, rl_settings(params)[0], folder / "greedy_val_accuracy.png", "greedy")
     plots.accuracy_curves(runs, rl_settings(params)[0], folder / "sampled_val_accuracy.png", "sampled")
     plots.lambda_histogram(runs, folder / "lambda_histogram.png")
     curves = {f"{method}.greedy_val": list(zip(summary["eval_steps"], summary["curves"][method]["greedy"]))
               for method in ("grpo", "lambda_grpo")}
-    return StageReport(metrics=summary["flat"], curves=curves, tags={f"claim.{c.id}": str(c.passed) for c in claims})
+    return StageReport(metrics=summary["flat"], curves=curves, claims=claims, headline=headline)
 
 
 STAGES = {"generate": generate, "train": train, "solve": solve, "evaluate": evaluate}

@@ -1,6 +1,6 @@
 """Claims and summary numbers of the LiMuon paper from its run records (spec papers/limuon.md §6).
 
-A run record is what flows.limuon.runs returns (mat-ls records also carry `sigma`). Claims compare
+A run record is what flows.limuon.experiments returns (mat-ls records also carry `sigma`). Claims compare
 medians over seeds at equal steps; Muon-2x (equal gradient evaluations) and wall times are reported
 beside them without a threshold, since LiMuon pays two backward passes per step.
 """

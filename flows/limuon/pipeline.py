@@ -15,7 +15,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -26,13 +25,10 @@ from tasks.train.lr_grid import MAX_EXTENSIONS, calibrate_grids
 from tasks.train.synthetic import matrix_least_squares
 
 from . import claims, plots
+from .experiments import MatLsSetting, MuonFamily, charlm_run, mat_ls_run
 from .params import CharLM, Params, Shared
-from .runs import MatLsSetting, MuonFamily, charlm_run, mat_ls_run
 from .variants import parse_variant
 
-PAPER = "limuon"
-DATA = Path("data") / PAPER
-CORPUS = DATA / "corpus"
 MAX_CURVE_POINTS = 200
 
 
@@ -57,14 +53,14 @@ def subsample(values: list, limit: int = MAX_CURVE_POINTS) -> list[tuple[int, fl
 @flow(name="limuon-generate")
 def generate(params: Params, context: StageContext) -> StageReport:
     m = params.mat_ls
-    folder = context.out(str(DATA / "mat_ls"))
+    folder = context.out("mat_ls")
     folder.mkdir(parents=True, exist_ok=True)
     for sigma in m.sigmas:
         for seed in params.seeds:
             data = matrix_least_squares(m.m, m.n, m.n_samples, sigma, "identity", seed=derive_seed(seed, "mat-ls", sigma))
             np.savez(folder / f"mat_ls_{sigma}_{seed}.npz", **data)
     corpus = build_stdlib_corpus(params.charlm.n_chars)
-    corpus_folder = context.out(str(CORPUS))
+    corpus_folder = context.out("corpus")
     save_corpus(corpus, corpus_folder / "stdlib_charlm.npz")
     return StageReport(metrics={"mat_ls.instances": len(m.sigmas) * len(params.seeds), "charlm.n_chars": corpus.n_chars,
                                 "charlm.n_train": len(corpus.train), "charlm.n_val": len(corpus.val)},
@@ -93,7 +89,7 @@ def calibrate(params: Params, context: StageContext) -> StageReport:
     through; a best point at an edge widens the grid, at most MAX_EXTENSIONS times); a diverging run stops."""
     c, cal = params.charlm, params.calibration
     setting = charlm_setting(c, cal.steps, context.device, on_nonfinite="stop")
-    corpus = context.data(str(CORPUS / "stdlib_charlm.npz"))
+    corpus = context.data("corpus", "stdlib_charlm.npz")
 
     def evaluate(pending: list[tuple[str, float]]) -> list[float]:  # lr is Muon's lr or AdamW's adamw_lr
         futures = [charlm_task.submit(corpus, name, setting, muon_family(c.shared, lr, c.aux_lr, adamw_lr=lr), cal.seed)
@@ -101,7 +97,7 @@ def calibrate(params: Params, context: StageContext) -> StageReport:
         return [f.result()["final_val_loss"] for f in futures]
 
     results = calibrate_grids(cal.grids(), evaluate, max_extensions=MAX_EXTENSIONS)
-    write_json(context.out(str(DATA / "calibration.json")),
+    write_json(context.out("calibration.json"),
                {"steps": cal.steps, "seed": cal.seed, **{name: result.to_json() for name, result in results.items()}})
     metrics = {}
     for name, result in results.items():
@@ -141,9 +137,9 @@ def save_run(folder: Path, record: dict) -> None:
 @flow(name="limuon-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
     m, c = params.mat_ls, params.charlm
-    lrs = calibrated_lrs(json.loads(context.data(str(DATA / "calibration.json")).read_text()))
+    lrs = calibrated_lrs(json.loads(context.data("calibration.json").read_text()))
     lr, adamw_lr = lrs["muon_lr"], lrs.get("adamw_lr", MuonFamily.adamw_lr)  # the validator: AdamW runs => calibrated
-    corpus = context.data(str(CORPUS / "stdlib_charlm.npz"))
+    corpus = context.data("corpus", "stdlib_charlm.npz")
     jobs = [(_cost(v), "charlm", v, seed) for v in c.optimizers for seed in params.seeds]
     jobs += [(_cost(v), "mat_ls", v, seed, sigma) for v in m.optimizers for seed in params.seeds for sigma in m.sigmas]
     futures = []
@@ -152,11 +148,11 @@ def train(params: Params, context: StageContext) -> StageReport:
             futures.append(charlm_task.submit(corpus, variant, charlm_setting(c, c.steps, context.device),
                                               muon_family(c.shared, lr, c.aux_lr, adamw_lr), seed))
         else:
-            path = context.data(str(DATA / "mat_ls" / f"mat_ls_{sigma[0]}_{seed}.npz"))
+            path = context.data("mat_ls", f"mat_ls_{sigma[0]}_{seed}.npz")
             futures.append(mat_ls_task.submit(path, sigma[0], variant, MatLsSetting(m.steps, m.batch),
                                               muon_family(m.shared, m.lr), seed))
     records = [f.result() for f in futures]
-    out = context.out(str(DATA / "runs"))
+    out = context.out("runs")
     curves = {}
     for record in records:
         save_run(out / _run_folder(record), record)
@@ -174,18 +170,16 @@ def load_runs(folder: Path) -> list[dict]:
 
 @flow(name="limuon-evaluate")
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    runs = load_runs(context.data(str(DATA / "runs")))
+    runs = load_runs(context.data("runs"))
     decide = params.decide_claims
     checked = [claims.memory_claim(runs, decide), claims.matls_claim(runs, decide), claims.charlm_claim(runs, decide)]
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, checked))
     metrics = claims.summary_metrics(runs) | {f"claim.{c.id}.ours": c.ours for c in checked if c.ours is not None}
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(checked))
-    folder = context.out(str(DATA / "plots"))
+    folder = context.out("plots")
     plots.loss_curves(runs, folder / "loss_curves.png")
     plots.estimator_error(runs, folder / "estimator_error.png")
     plots.state_sizes(runs, folder / "state_sizes.png")
     plots.compression_traces(runs, folder / "compression_error.png")
-    return StageReport(metrics=metrics, tags={f"claim.{c.id}": str(c.passed) for c in checked})
+    return StageReport(metrics=metrics, claims=checked)
 
 
 STAGES = {"generate": generate, "calibrate": calibrate, "train": train, "evaluate": evaluate}

@@ -7,13 +7,12 @@ Every option is checked before any work; the user's function runs inside a guard
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_count
+from tasks.core.inputs import InputError, check_choice, check_count, check_number, check_range
 from tasks.core.io import repo_root
 
 from .paper import PAPER
@@ -27,42 +26,31 @@ TRAIN_HINT = "train it with `papers run metadistill`, or pass --checkpoint or --
 
 
 def parse_bbob(text: str) -> tuple[int, int]:
-    fid, sep, instance = text.partition(":")
+    fid, _, instance = text.partition(":")
     try:
         fid, instance = int(fid), int(instance)
     except ValueError:
         raise InputError(f"--bbob: expected FID:INSTANCE (two integers), got {text!r}") from None
-    if not sep or not 1 <= fid <= 24:
-        raise InputError(f"--bbob: the function id must be in 1..24, got {text!r}")
-    if not 1 <= instance <= 1_000_000:
-        raise InputError(f"--bbob: the instance must be in 1..1000000, got {instance}")
+    check_range("--bbob function id", fid, low=1, high=24)
+    check_range("--bbob instance", instance, low=1, high=1_000_000)
     return fid, instance
 
 
 def check_options(target, bbob, dim, budget, popsize, lower, upper, seed, ssft, student) -> None:
     if (target is None) == (bbob is None):
         raise InputError("MODULE:FUNCTION or --bbob FID:INSTANCE: give exactly one")
-    if student not in STUDENTS:
-        raise InputError(f"--student: must be one of {', '.join(STUDENTS)}, got {student!r}")
-    if dim < 1:
-        raise InputError(f"--dim: must be >= 1, got {dim}")
-    check_count("--dim", dim, MAX_DIM)
-    if popsize < 4:
-        raise InputError(f"--popsize: must be >= 4, got {popsize}")
-    check_count("--popsize", popsize, MAX_POPSIZE)
+    check_choice("--student", student, STUDENTS)
+    check_range("--dim", dim, low=1, high=MAX_DIM)
+    check_range("--popsize", popsize, low=4, high=MAX_POPSIZE)
     check_count("--popsize x --dim", popsize * dim, MAX_CELLS, " numbers per population")
-    if budget < 2 * popsize:
-        raise InputError(f"--budget: must hold two populations (>= {2 * popsize}), got {budget}")
-    check_count("--budget", budget, MAX_BUDGET, " evaluations")
-    for name, value in (("--lower", lower), ("--upper", upper)):
-        if not math.isfinite(value):
-            raise InputError(f"{name}: must be finite, got {value}")
+    check_range("--budget", budget, low=2 * popsize, high=MAX_BUDGET,
+                note=f"evaluations, at least two populations of --popsize {popsize}")
+    check_number("--lower", lower)
+    check_number("--upper", upper)
     if not lower < upper:
         raise InputError(f"--lower/--upper: need lower < upper, got {lower} and {upper}")
-    if seed < 0:
-        raise InputError(f"--seed: must be >= 0, got {seed}")
-    if not 0 <= ssft <= 100:
-        raise InputError(f"--ssft: must be in 0..100 (generations back; 0 = off), got {ssft}")
+    check_range("--seed", seed, low=0)
+    check_range("--ssft", ssft, low=0, high=100, note="generations back; 0 = off")
     if ssft and student == "cmaes":
         raise InputError("--ssft: test-time fine-tuning applies to the learned students (md, base), not cmaes")
 

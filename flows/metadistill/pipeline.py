@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,7 +18,6 @@ from prefect import flow
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
 from tasks.blackbox.bbob import BBOBProblem
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -36,8 +34,6 @@ from .rollout import Run, populations_in_budget, run_cmaes, run_student
 from .variants import BASELINE, TEACHER, md, variants
 
 PAPER = "metadistill"
-DATA = Path("data") / PAPER
-MODELS = DATA / "models"
 
 
 def new_student(student: StudentParams, seed: int) -> LES:
@@ -62,9 +58,9 @@ def generate(params: Params, context: StageContext) -> StageReport:
     raw = [f.result() for f in futures]
     stitched = [{"episode": r["episode"], "function": r["function"], "bias": r["bias"]} | stitch(r["trajectories"], k.interval)
                 for r in raw]
-    with open(context.out(str(DATA / "teacher_raw.pkl")), "wb") as handle:
+    with open(context.out("teacher_raw.pkl"), "wb") as handle:
         pickle.dump({"teachers": list(k.teachers), "episodes": raw}, handle)
-    with open(context.out(str(DATA / "teacher_sel.pkl")), "wb") as handle:
+    with open(context.out("teacher_sel.pkl"), "wb") as handle:
         pickle.dump({"interval": k.interval, "mode": "best", "episodes": stitched}, handle)
     picks = [p for s in stitched for p in s["picks"]]
     metrics = {f"picks.{t}": float(picks.count(t)) for t in k.teachers}
@@ -95,14 +91,14 @@ def meta_task(model: LES, params: Params) -> dict:
 
 @flow(name="metadistill-train", task_runner=task_runner())
 def train(params: Params, context: StageContext) -> StageReport:
-    with open(context.data(str(DATA / "teacher_sel.pkl")), "rb") as handle:
+    with open(context.data("teacher_sel.pkl"), "rb") as handle:
         stitched = pickle.load(handle)["episodes"]
     knowledge = [[s for s in stitched if s["episode"] == e] for e in range(params.knowledge.episodes)]
     init = derive_seed(params.seed, "student-init")
     student, baseline = new_student(params.student, init), new_student(params.student, init)
     distilled, meta = distill_task.submit(student, knowledge, params), meta_task.submit(baseline, params)
     distilled, meta = distilled.result(), meta.result()
-    folder = context.out(str(MODELS))
+    folder = context.out("models")
     folder.mkdir(parents=True)
     save(folder / "les_md.pt", student, distilled["best_state"])
     save(folder / "les_base.pt", baseline)
@@ -115,8 +111,8 @@ def train(params: Params, context: StageContext) -> StageReport:
                                 "distill.wall_time_s": distilled["wall_time_s"], "meta.wall_time_s": meta["wall_time_s"],
                                 "meta_over_distill_wall_time": ratio},
                        curves={"distill.kl": distilled["losses"], "meta.median_log10_best": meta["curve"]},
-                       models={f"{PAPER}-les_md": str(MODELS / "les_md.pt"),
-                               f"{PAPER}-les_base": str(MODELS / "les_base.pt")})
+                       models={f"{PAPER}-les_md": "models/les_md.pt",
+                               f"{PAPER}-les_base": "models/les_base.pt"})
 
 
 # ---------------------------------------------------------------- solve
@@ -150,12 +146,12 @@ def solve_function(fid: int, dim: int, models: dict[str, LES], params: Params) -
 
 @flow(name="metadistill-solve", task_runner=task_runner())
 def solve(params: Params, context: StageContext) -> StageReport:
-    models = {BASELINE: load(context.data(str(MODELS / "les_base.pt"))),
-              "md": load(context.data(str(MODELS / "les_md.pt")))}
+    models = {BASELINE: load(context.data("models", "les_base.pt")),
+              "md": load(context.data("models", "les_md.pt"))}
     e = params.evaluation
     futures = [solve_function.submit(fid, dim, models, params) for dim in e.dims for fid in e.functions]
     table = pd.DataFrame([row for f in futures for row in f.result()])
-    folder = context.out(str(DATA / "runs"))
+    folder = context.out("runs")
     folder.mkdir(parents=True)
     table.to_parquet(folder / "bbob.parquet", index=False)
     final = table[table.generation == table.generation.max()]
@@ -168,24 +164,22 @@ def solve(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="metadistill-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    table = pd.read_parquet(context.data(str(DATA / "runs" / "bbob.parquet")))
-    training = json.loads(context.data(str(MODELS / "training.json")).read_text())
+    table = pd.read_parquet(context.data("runs", "bbob.parquet"))
+    training = json.loads(context.data("models", "training.json").read_text())
     e = params.evaluation
     names = variants(list(e.ssft_js))
     per_function = summaries.per_function(table, names)
     claims = paper_claims(per_function, e.dims[0], names, params.decide_claims)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")),
-               headline_metrics(claims, **summaries.headline(per_function, e.dims[0])))
-    write_csv(context.out(str(DATA / "summary.csv")), per_function)
-    folder = context.out(str(DATA / "plots"))
+    headline = summaries.headline(per_function, e.dims[0])
+    write_csv(context.out("summary.csv"), per_function)
+    folder = context.out("plots")
     for dim in e.dims:
         plots.final_precision(per_function, dim, names, folder / f"final_precision_d{dim}.png")
         plots.ecdf(table[table.dim == dim], names, folder / f"ecdf_d{dim}.png")
     plots.training(training, folder / "training.png")
     return StageReport(metrics=summaries.metrics(per_function, names),
                        curves={"distill.kl": list(training["distill_loss"])},
-                       tags={f"claim.{c.id}": str(c.passed) for c in claims})
+                       claims=claims, headline=headline)
 
 
 STAGES = {"generate": generate, "train": train, "solve": solve, "evaluate": evaluate}

@@ -6,13 +6,12 @@ Every input is checked before any work (InputError: one line, exit 2); torch and
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_count, read_text
+from tasks.core.inputs import InputError, check_choice, check_count, check_number, check_range, read_text
 
 from .paper import PAPER
 
@@ -84,18 +83,12 @@ def generate(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Decode PROMPTS with TARGET (and DRAFTER) by METHOD; print the completions, tokens/s and latency."""
-    if method not in METHODS:
-        raise InputError(f"--method: must be one of {', '.join(METHODS)}, got {method!r}")
-    if not 1 <= k <= MAX_K:
-        raise InputError(f"--k: must be in 1..{MAX_K}, got {k}")
-    if not 1 <= batch <= MAX_BATCH or (method == "psd" and batch < 2):
-        raise InputError(f"--batch: must be in {2 if method == 'psd' else 1}..{MAX_BATCH}, got {batch}")
-    if not 1 <= max_new <= MAX_NEW:
-        raise InputError(f"--max-new: must be in 1..{MAX_NEW:,}, got {max_new}")
-    if not math.isfinite(temperature) or temperature < 0:
-        raise InputError(f"--temperature: must be a finite number >= 0, got {temperature}")
-    if seed < 0:
-        raise InputError(f"--seed: must be >= 0, got {seed}")
+    check_choice("--method", method, METHODS)
+    check_range("--k", k, low=1, high=MAX_K)
+    check_range("--batch", batch, low=2 if method == "psd" else 1, high=MAX_BATCH)
+    check_range("--max-new", max_new, low=1, high=MAX_NEW)
+    check_number("--temperature", temperature, at_least=0)
+    check_range("--seed", seed, low=0)
     meta = read_model_meta(target, "--target")
     if method != "ar":
         if drafter is None:

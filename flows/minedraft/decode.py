@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tasks.lm.vocab import TokenVocab
 
-from .runs import Workers, run_config
+from .experiments import Workers, run_config
 
 CONFIG = {"ar": "AR-1c", "sd": "SD-1c", "psd": "PSD-2c"}
 

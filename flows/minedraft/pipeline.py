@@ -15,7 +15,6 @@ import torch
 from prefect import flow
 
 from flows.runtime import task_runner
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_json
 from tasks.core.seeding import derive_seed
@@ -28,19 +27,16 @@ from tasks.lm.training import TrainSetting
 from . import calibrate as calib
 from . import plots
 from .claims import claims as paper_claims, sampler_check, summarize
+from .experiments import CONFIGS, Workers, run_config, warm_up
 from .params import Params
 from .prompts import line_windows
-from .runs import CONFIGS, Workers, run_config, warm_up
-
-PAPER = "minedraft"
-DATA = Path("data") / PAPER
 
 
 # ---------------------------------------------------------------- generate
 
 @flow(name="minedraft-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "generate"))
+    folder = context.out("generate")
     folder.mkdir(parents=True)
     corpus = stdlib_corpus(params.corpus_chars)
     torch.save({"train": corpus.train, "val": corpus.val}, folder / "corpus.pt")
@@ -69,8 +65,8 @@ def agreement(target, drafter, ids: torch.Tensor, context: int, seed: int) -> di
 @flow(name="minedraft-train", task_runner=task_runner())
 def train(params: Params, context: StageContext) -> StageReport:
     single_torch_thread()
-    corpus = torch.load(context.data(str(DATA / "generate" / "corpus.pt")))
-    folder = context.out(str(DATA / "train"))
+    corpus = torch.load(context.data("generate", "corpus.pt"))
+    folder = context.out("train")
     folder.mkdir(parents=True)
     setting = TrainSetting(params.train.steps, params.train.batch, params.train.lr, cosine=True)
     models, metrics, curves = {}, {}, {}
@@ -93,9 +89,9 @@ def train(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="minedraft-calibrate", task_runner=task_runner())
 def calibrate(params: Params, context: StageContext) -> StageReport:
-    models, folder = context.data(str(DATA / "train")), context.out(str(DATA / "calibrate"))
+    models, folder = context.data("train"), context.out("calibrate")
     folder.mkdir(parents=True)
-    contexts = json.loads(context.data(str(DATA / "generate" / "prompts.json")).read_text())["calibration_contexts"]
+    contexts = json.loads(context.data("generate", "prompts.json").read_text())["calibration_contexts"]
     half = params.batch // 2
     with calib.Worker([0], 1, str(models / "target"), str(models / "drafter")) as core0, \
             calib.Worker([1], 1) as core1:
@@ -118,9 +114,9 @@ def calibrate(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="minedraft-solve", task_runner=task_runner())
 def solve(params: Params, context: StageContext) -> StageReport:
-    models, folder = context.data(str(DATA / "train")), context.out(str(DATA / "solve"))
+    models, folder = context.data("train"), context.out("solve")
     folder.mkdir(parents=True)
-    prompts = json.loads(context.data(str(DATA / "generate" / "prompts.json")).read_text())["prompts"]
+    prompts = json.loads(context.data("generate", "prompts.json").read_text())["prompts"]
     base = dict(max_new=params.max_new, batch=params.batch)
     runs, greedy = [], []
     workers = Workers.start(str(models / "target"), str(models / "drafter"))
@@ -174,22 +170,19 @@ def near_ties(target_folder: Path, prompts: list[list[int]], greedy: list[dict])
 
 @flow(name="minedraft-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    runs = json.loads(context.data(str(DATA / "solve" / "runs.json")).read_text())["runs"]
-    greedy = json.loads(context.data(str(DATA / "solve" / "greedy.json")).read_text())
-    stage_times = json.loads(context.data(str(DATA / "calibrate" / "stage_times.json")).read_text())
+    runs = json.loads(context.data("solve", "runs.json").read_text())["runs"]
+    greedy = json.loads(context.data("solve", "greedy.json").read_text())
+    stage_times = json.loads(context.data("calibrate", "stage_times.json").read_text())
     sampler = sampler_check(params.sampler_draws, derive_seed(params.seed, "sampler"))
     claims, tables = paper_claims(runs, greedy, stage_times, sampler, params)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")),
-               headline_metrics(claims, probe_efficiency=stage_times["probe"]["efficiency"],
-                                load_average=tables["load_average"]))
-    write_json(context.out(str(DATA / "summary.json")), tables)
-    folder = context.out(str(DATA / "plots"))
+    headline = {"probe_efficiency": stage_times["probe"]["efficiency"], "load_average": tables["load_average"]}
+    write_json(context.out("summary.json"), tables)
+    folder = context.out("plots")
     plots.by_k(tables["summary"], "throughput", "tokens / s", folder / "throughput.png")
     plots.by_k(tables["summary"], "latency_s", "decode wall / request (s)", folder / "latency.png")
     plots.speedup(tables["model"], folder / "speedup_model.png")
     return StageReport(metrics={k: v for k, v in tables["flat"].items()},
-                       tags={f"claim.{c.id}": str(c.passed) for c in claims})
+                       claims=claims, headline=headline)
 
 
 STAGES = {"generate": generate, "train": train, "calibrate": calibrate, "solve": solve, "evaluate": evaluate}

@@ -1,26 +1,28 @@
 """A decoding worker process pinned to its own core(s): the drafter's or the target's device in PSD, or a whole SD/AR
-decoder. Started with `python -m flows.minedraft.worker`; commands and replies are pickled frames on its
-stdin/stdout (stray prints go to stderr). Processes, not threads: Python-level work would serialise on the GIL.
+decoder. Started with `python -m flows.minedraft.worker FD`, FD its end of a socket pair to the orchestrator: commands
+and replies are multiprocessing.connection's pickled frames, so arrays travel as they are (both ends are this program).
+Processes, not threads: Python-level work would serialise on the GIL.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
-import pickle
 import subprocess
 import sys
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
+GONE = (EOFError, ConnectionResetError)  # the other end closed (with replies unread, a socket reads as reset)
 
-def serve() -> None:
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # anything printed by libraries goes to stderr, never into the reply stream
-    requests = os.fdopen(os.dup(0), "rb")
+
+def serve(fd: int) -> None:
+    connection = Connection(fd)
     state: dict = {}
     while True:
         try:
-            command, args = pickle.load(requests)
-        except EOFError:
+            command, args = connection.recv()
+        except GONE:
             return
         if command == "exit":
             return
@@ -28,8 +30,7 @@ def serve() -> None:
             reply = ("ok", HANDLERS[command](state, **args))
         except Exception as error:  # the orchestrator re-raises it with the worker's message
             reply = ("error", f"{type(error).__name__}: {error}")
-        pickle.dump(reply, replies)
-        replies.flush()
+        connection.send(reply)
 
 
 def setup(state: dict, cores: list[int], threads: int, target: str | None = None, drafter: str | None = None) -> dict:
@@ -140,16 +141,17 @@ class Worker:
         root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
                    PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-        self.process = subprocess.Popen([sys.executable, "-m", "flows.minedraft.worker"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, env=env, cwd=root)
+        self.connection, theirs = multiprocessing.Pipe()
+        self.process = subprocess.Popen([sys.executable, "-m", "flows.minedraft.worker", str(theirs.fileno())],
+                                        pass_fds=[theirs.fileno()], env=env, cwd=root)
+        theirs.close()
         self.info = None
         self.send("setup", cores=cores, threads=threads, target=target, drafter=drafter)
 
     def send(self, command: str, **args) -> None:
         if self.info is None and command != "setup":
             self.ready()
-        pickle.dump((command, args), self.process.stdin)
-        self.process.stdin.flush()
+        self.connection.send((command, args))
 
     def ready(self) -> dict:
         if self.info is None:
@@ -162,8 +164,8 @@ class Worker:
 
     def _reply(self):
         try:
-            status, value = pickle.load(self.process.stdout)
-        except EOFError:
+            status, value = self.connection.recv()
+        except GONE:
             raise RuntimeError(f"worker {self.process.pid} exited (code {self.process.wait()})") from None
         if status == "error":
             raise RuntimeError(f"worker {self.process.pid}: {value}")
@@ -176,7 +178,7 @@ class Worker:
     def close(self) -> None:
         if self.process.poll() is None:
             self.send("exit")
-            self.process.stdin.close()
+            self.connection.close()
             self.process.wait(timeout=30)
 
     def __enter__(self):
@@ -187,4 +189,4 @@ class Worker:
 
 
 if __name__ == "__main__":
-    serve()
+    serve(int(sys.argv[1]))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_output, check_readable
+from tasks.core.inputs import InputError, check_number, check_output, check_readable
 from tasks.core.io import staged_output
 from tasks.mip import isolated
 
@@ -109,8 +109,8 @@ def stop(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Solve INSTANCE, stopping as soon as the predicted gap falls below the calibrated threshold."""
-    if alpha is not None and not 0 < alpha < 1:
-        raise InputError(f"--alpha {alpha}: must be in (0, 1)")
+    if alpha is not None:
+        check_number("--alpha", alpha, above=0, below=1)
     if sol is not None:
         check_output(sol, "--sol", inputs={"instance": instance, "--stopper": Path(stopper_ref)})
     path = isolated.check_instance(instance)

@@ -15,7 +15,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -34,7 +33,6 @@ from .params import Family, Params
 from .replay import compare_online, evaluate_family, online_inference
 
 PAPER = "mip_early_stop"
-DATA = Path("data") / PAPER
 SPLITS = ("train", "cal", "test")
 
 
@@ -52,7 +50,7 @@ def make_instance(family: str, size: dict, seed: int, path: Path) -> dict:
 
 @flow(name="mip_early_stop-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    out = context.out(str(DATA / "instances"))
+    out = context.out("instances")
     futures = []
     for family in params.families:
         for split in SPLITS:
@@ -84,8 +82,8 @@ def solver_settings(params: Params, seed: int) -> dict:
 
 @flow(name="mip_early_stop-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
-    instances = context.data(str(DATA / "instances"))
-    trajectories, baselines = context.out(str(DATA / "trajectories")), context.out(str(DATA / "baselines"))
+    instances = context.data("instances")
+    trajectories, baselines = context.out("trajectories"), context.out("baselines")
     jobs = []
     for family in params.families:
         for split in SPLITS:
@@ -119,8 +117,8 @@ def loss_scale(family: Family, trajectories) -> float:
 @flow(name="mip_early_stop-train", task_runner=task_runner())
 def train(params: Params, context: StageContext) -> StageReport:
     single_torch_thread()
-    trajectories = context.data(str(DATA / "trajectories"))
-    models = context.out(str(DATA / "models"))
+    trajectories = context.data("trajectories")
+    models = context.out("models")
     models.mkdir(parents=True)
     curves, metrics, rows = {}, {}, []
     for family in params.families:
@@ -137,7 +135,7 @@ def train(params: Params, context: StageContext) -> StageReport:
         rows += [{"family": family.name, "step": step, "loss": loss} for step, loss in curve]
         metrics[f"{family.name}.final_loss"] = curve[-1][1]
         metrics[f"{family.name}.eps_a"] = eps_a
-    write_csv(context.out(str(DATA / "train_curve.csv")), rows)
+    write_csv(context.out("train_curve.csv"), rows)
     return StageReport(metrics=metrics, curves=curves)
 
 
@@ -146,12 +144,12 @@ def train(params: Params, context: StageContext) -> StageReport:
 @flow(name="mip_early_stop-calibrate", task_runner=task_runner())
 def calibrate(params: Params, context: StageContext) -> StageReport:
     single_torch_thread()
-    trajectories = context.data(str(DATA / "trajectories"))
-    stoppers = context.out(str(DATA / "stoppers"))
+    trajectories = context.data("trajectories")
+    stoppers = context.out("stoppers")
     stoppers.mkdir(parents=True)
     calibration, metrics = {}, {}
     for family in params.families:
-        model, normalizer, meta = load_model(context.data(str(DATA / "models" / f"{family.name}.pt")))
+        model, normalizer, meta = load_model(context.data("models", f"{family.name}.pt"))
         cal = load_split(trajectories, family.name, "cal")
         seen = load_split(trajectories, family.name, "train") + cal
         result = calibrate_family(cal, model.predict, params.alpha, params.epsilon, params.quantile)
@@ -163,9 +161,9 @@ def calibrate(params: Params, context: StageContext) -> StageReport:
                            "bound": solver.BOUNDS[family.name], "signature": signature(seen)})
         metrics |= {f"{family.name}.tau": result["network"]["tau"], f"{family.name}.tau_gap_rule": result["gap_rule"]["tau"],
                     f"{family.name}.tau_time_limit": result["time_limit"]["tau"], f"{family.name}.n_cal": len(cal)}
-    write_json(context.out(str(DATA / "calibration.json")), calibration)
+    write_json(context.out("calibration.json"), calibration)
     return StageReport(metrics={k: v for k, v in metrics.items() if np.isfinite(v)},
-                       models={f"{PAPER}-{f.name}": str(DATA / "stoppers" / f"{f.name}.pt") for f in params.families})
+                       models={f"{PAPER}-{f.name}": f"stoppers/{f.name}.pt" for f in params.families})
 
 
 # ---------------------------------------------------------------- evaluate
@@ -187,14 +185,14 @@ def resolve_online(mps: Path, family: str, stopper_path: Path, settings: dict) -
 @flow(name="mip_early_stop-evaluate", task_runner=task_runner("process"))
 def evaluate(params: Params, context: StageContext) -> StageReport:
     single_torch_thread()
-    trajectories = context.data(str(DATA / "trajectories"))
-    baselines = context.data(str(DATA / "baselines"))
-    calibration = json.loads(context.data(str(DATA / "calibration.json")).read_text())
-    instances = context.data(str(DATA / "instances"))
+    trajectories = context.data("trajectories")
+    baselines = context.data("baselines")
+    calibration = json.loads(context.data("calibration.json").read_text())
+    instances = context.data("instances")
     rows, claims, metrics, online_rows = [], [], {}, []
     plot_data = {}
     for family in params.families:
-        stopper_path = context.data(str(DATA / "stoppers" / f"{family.name}.pt"))
+        stopper_path = context.data("stoppers", f"{family.name}.pt")
         model, _, _ = load_model(stopper_path)
         cal, test = load_split(trajectories, family.name, "cal"), load_split(trajectories, family.name, "test")
         limits = {k: load_split(baselines / f"bestsol{k}", family.name, "") for k in (1, 3)}
@@ -217,27 +215,24 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
         metrics[f"{family.name}.online_over_replay_time"] = float(np.mean([o["online_time_s"] for o in online])
                                                                   / np.mean([o["replay_time_s"] for o in online]))
         plot_data[family.name] = outcome | {"examples": [(t, outcome["predictions"][t.instance]) for t in test[:3]]}
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_csv(context.out(str(DATA / "results.csv")), rows)
-    write_csv(context.out(str(DATA / "online.csv")), online_rows or [{"family": "", "instance": ""}])
-    write_json(context.out(str(DATA / "metrics.json")), headline(claims, metrics, params))
-    folder = context.out(str(DATA / "plots"))
+    write_csv(context.out("results.csv"), rows)
+    write_csv(context.out("online.csv"), online_rows or [{"family": "", "instance": ""}])
+    folder = context.out("plots")
     for name, data in plot_data.items():
         plots.coverage_plot(data["split_coverages"], 1 - params.alpha, name, folder / f"{name}_coverage.png")
         plots.time_saving_plot(data["rows"], name, folder / f"{name}_time_saving.png")
         plots.gap_trajectories_plot(data["examples"], calibration[name]["network"]["tau"], name, folder / f"{name}_gaps.png")
     return StageReport(metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float)) and np.isfinite(v)},
-                       tags={f"claim.{c.id}": str(c.passed) for c in claims})
+                       claims=claims, headline=headline(metrics, params))
 
 
-def headline(claims, metrics: dict, params: Params) -> dict:
-    """metrics.json: the claims (C2 is the method's time ratio), then for the first two families
-    the time ratios of the oracle, the calibrated gap rule and the calibrated time limit (at most
-    six numbers; everything else is in claims.json and MLflow)."""
+def headline(metrics: dict, params: Params) -> dict:
+    """metrics.json beside the claims (C2 is the method's time ratio): for the first two families the time ratios
+    of the oracle, the calibrated gap rule and the calibrated time limit (at most six numbers; everything else is
+    in claims.json and MLflow)."""
     ratios = {"oracle_ratio": "oracle_ratio", "gap_rule_ratio": "gap_rule.ratio_of_means",
               "time_limit_ratio": "time_limit.ratio_of_means"}
-    numbers = {f"{f.name}.{name}": metrics[f"{f.name}.{key}"] for f in params.families[:2] for name, key in ratios.items()}
-    return headline_metrics(claims, **numbers)
+    return {f"{f.name}.{name}": metrics[f"{f.name}.{key}"] for f in params.families[:2] for name, key in ratios.items()}
 
 
 STAGES = {"generate": generate, "solve": solve, "train": train, "calibrate": calibrate, "evaluate": evaluate}

@@ -8,13 +8,12 @@ checked before the function is imported, and its first value before any search; 
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_count
+from tasks.core.inputs import InputError, check_number, check_range
 
 from .paper import PAPER
 
@@ -23,22 +22,15 @@ MAX_DIM, MAX_BUDGET = 1_000_000, 10_000_000
 
 
 def check_options(dim: int, budget: int, alpha: float, votes: int, noise: float, seed: int) -> None:
-    if dim < 1:
-        raise InputError(f"--dim: must be >= 1, got {dim}")
-    check_count("--dim", dim, MAX_DIM)
-    if budget < 1:
-        raise InputError(f"--budget: must be >= 1 comparison, got {budget}")
-    check_count("--budget", budget, MAX_BUDGET, " comparisons")
-    if not (math.isfinite(alpha) and alpha > 0):
-        raise InputError(f"--alpha: must be finite and > 0, got {alpha}")
+    check_range("--dim", dim, low=1, high=MAX_DIM)
+    check_range("--budget", budget, low=1, high=MAX_BUDGET, note="comparisons")
+    check_number("--alpha", alpha, above=0)
     if votes < 1 or votes % 2 == 0:
         raise InputError(f"--votes: must be an odd number >= 1, got {votes}")
     if votes > budget:
         raise InputError(f"--votes: {votes} votes per decision do not fit in --budget {budget}")
-    if not (math.isfinite(noise) and 0 <= noise < 0.5):
-        raise InputError(f"--noise: the flip probability must be in [0, 0.5), got {noise}")
-    if seed < 0:
-        raise InputError(f"--seed: must be >= 0, got {seed}")
+    check_number("--noise", noise, at_least=0, below=0.5, note="a flip probability")
+    check_range("--seed", seed, low=0)
 
 
 @app.command()

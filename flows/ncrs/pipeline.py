@@ -8,7 +8,6 @@ evaluate (claims C1-C3, report R4, plots, summary table).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,6 @@ from prefect import flow
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
 from tasks.comparison.oracles import Noise
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
@@ -28,8 +26,6 @@ from .experiments import (CALIBRATION_OFFSET, calibrated_run, library_runs, load
                           save_instances, voting_run)
 from .params import Params
 
-PAPER = "ncrs"
-DATA = Path("data") / PAPER
 MARGIN_METHODS = ("ncrs", "ngd")
 
 
@@ -60,7 +56,7 @@ def _load(path: Path) -> dict:
 
 @flow(name="ncrs-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "problems"))
+    folder = context.out("problems")
     folder.mkdir(parents=True)
     calibration = list(range(CALIBRATION_OFFSET, CALIBRATION_OFFSET + params.margin.calibration_seeds))
     for d, k, norm, seeds in instance_sets(params):
@@ -107,7 +103,7 @@ def solve_voting(problem: Path, out: Path, params: Params, oracle: str, votes: i
 
 @flow(name="ncrs-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
-    problems, folder = context.data(str(DATA / "problems")), context.out(str(DATA / "runs"))
+    problems, folder = context.data("problems"), context.out("runs")
     folder.mkdir(parents=True)
     m, k, futures = params.margin, params.k, {}
     for d in sorted(m.dims, reverse=True):
@@ -161,17 +157,15 @@ def load_cells(params: Params, folder: Path) -> tuple[dict, dict, dict]:
 
 @flow(name="ncrs-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    folder = context.data(str(DATA / "runs"))
+    folder = context.data("runs")
     cells, voting, k_cells = load_cells(params, folder)
     claims = paper_claims(cells, sorted(params.margin.dims), params.margin.margins, voting, params.gap_oracles.votes,
                           k_cells, params.decide_claims)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(claims))
     rows = [{"method": method, "d": d, "p": p, "step": run.get("step"), "median_N": float(np.median(run["hit"])),
              "reached": int(np.isfinite(run["hit"]).sum()), "instances": len(run["hit"]),
              "median_best_grad": float(np.median(run["best_grad"]))} for (method, d, p), run in cells.items()]
-    write_csv(context.out(str(DATA / "summary.csv")), rows)
-    plots_folder = context.out(str(DATA / "plots"))
+    write_csv(context.out("summary.csv"), rows)
+    plots_folder = context.out("plots")
     plots.n_against_d(cells, sorted(params.margin.dims), params.libraries.margin, plots_folder / "n_against_d.png")
     plots.grad_traces({f"{m} p={p:g}": cells[(m, max(params.margin.dims), p)] for m in MARGIN_METHODS
                        for p in params.margin.margins}, f"d = {max(params.margin.dims)}: median gradient norm",
@@ -180,7 +174,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
                       f"gap-dependent oracles, d = {params.gap_oracles.dim}", plots_folder / "voting_traces.png")
     metrics = {f"{method}.d{d}.p{p:g}.median_N": float(np.median(run["hit"])) for (method, d, p), run in cells.items()}
     return StageReport(metrics={key: value for key, value in metrics.items() if np.isfinite(value)},
-                       tags={f"claim.{c.id}": str(c.passed) for c in claims})
+                       claims=claims)
 
 
 STAGES = {"generate": generate, "solve": solve, "evaluate": evaluate}

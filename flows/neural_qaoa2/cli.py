@@ -15,7 +15,7 @@ import numpy as np
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_output
+from tasks.core.inputs import InputError, check_choice, check_output, check_range
 from tasks.core.io import staged_output
 from tasks.quantum.instances import MAX_NODES, MAX_QUBO_VARIABLES, read_edge_list, read_qubo
 from tasks.quantum.qubo import assignment_from_sides, qubo_to_maxcut
@@ -50,14 +50,10 @@ def neural_policy_for(reference: str, tta_steps: int):
 
 
 def check_options(policy: str, n_max: int, tta_steps: int, seed: int) -> None:
-    if policy not in POLICY_NAMES:
-        raise InputError(f"--policy: must be one of {', '.join(POLICY_NAMES)}, got {policy!r}")
-    if not 2 <= n_max <= 16:
-        raise InputError(f"--n-max: must be in 2..16, got {n_max}")
-    if not 0 <= tta_steps <= MAX_TTA_STEPS:
-        raise InputError(f"--tta-steps: must be in 0..{MAX_TTA_STEPS:,}, got {tta_steps}")
-    if seed < 0:
-        raise InputError(f"--seed: must be >= 0, got {seed}")
+    check_choice("--policy", policy, POLICY_NAMES)
+    check_range("--n-max", n_max, low=2, high=16)
+    check_range("--tta-steps", tta_steps, low=0, high=MAX_TTA_STEPS)
+    check_range("--seed", seed, low=0)
 
 
 @app.command()

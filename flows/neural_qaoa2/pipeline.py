@@ -16,7 +16,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -32,7 +31,6 @@ from . import evaluation, plots
 from .params import Params
 
 PAPER = "neural_qaoa2"
-DATA = Path("data") / PAPER
 BASELINES = ("random", "modularity", "boundary", "kl")
 POLICIES = (*BASELINES, "neural")
 HEADLINE = ("test_id.neural.mean_rho", "test_id.kl.mean_rho", "test_id.random.mean_rho", "critic.within_pearson",
@@ -80,10 +78,10 @@ def make_graph(folder: Path, split: str, name: str, family: str, size: int, seed
 
 @flow(name="neural_qaoa2-generate", task_runner=task_runner("process"))
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "graphs"))
+    folder = context.out("graphs")
     futures = [make_graph.submit(folder, *spec, params) for spec in graph_specs(params)]
     reference = {f"{r['split']}/{r['name']}": r for r in (f.result() for f in futures)}
-    write_json(context.out(str(DATA / "reference.json")), reference)
+    write_json(context.out("reference.json"), reference)
     entries = list(reference.values())
     return StageReport(metrics={f"graphs.{split}": sum(r["split"] == split for r in entries)
                                 for split in ("train", "test_id", "test_ood")}
@@ -129,15 +127,15 @@ def level0_plan(params: Params, rng: np.random.Generator, count: int, *seed_keys
 
 @flow(name="neural_qaoa2-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
-    graphs = context.data(str(DATA / "graphs"))
-    reference = dataset.load_reference(context.data(str(DATA / "reference.json")))
+    graphs = context.data("graphs")
+    reference = dataset.load_reference(context.data("reference.json"))
     rng = np.random.default_rng(derive_seed(params.seed, "critic-data"))
     jobs = [baseline_runs.submit(path, level0_plan(params, rng, params.runs_per_train_graph, "train-run", path.stem),
                                  qaoa_options(params))
             for path in sorted((graphs / "train").glob("*.txt"))]
     runs = [run for job in jobs for run in job.result()]
     samples = dataset.label_runs(runs, reference, "train")
-    write_json(context.out(str(DATA / "critic_data.json")), samples)
+    write_json(context.out("critic_data.json"), samples)
     by_policy = {p: [s["rho"] for s in samples if s["level0"] == p] for p in params.level0_mix}
     return StageReport(metrics={"samples": len(samples)}
                        | {f"rho_mean.{p}": float(np.mean(v)) for p, v in by_policy.items() if v})
@@ -148,8 +146,8 @@ def solve(params: Params, context: StageContext) -> StageReport:
 @flow(name="neural_qaoa2-train", task_runner=task_runner())
 def train(params: Params, context: StageContext) -> StageReport:
     single_torch_thread()
-    graphs = context.data(str(DATA / "graphs"))
-    samples = dataset.load_samples(context.data(str(DATA / "critic_data.json")), graphs)
+    graphs = context.data("graphs")
+    samples = dataset.load_samples(context.data("critic_data.json"), graphs)
     c, g = params.critic, params.generator
     critic, critic_curve = train_critic(samples, width=c.width, layers=c.layers, epochs=c.epochs,
                                         seed=derive_seed(params.seed, "critic"))
@@ -157,15 +155,15 @@ def train(params: Params, context: StageContext) -> StageReport:
     generator, generator_curve = train_generator(critic, train_graphs, n_max=params.qaoa.n_max, width=g.width,
                                                  layers=g.layers, epochs=g.epochs, batch=g.batch, lr=g.lr,
                                                  seed=derive_seed(params.seed, "generator"))
-    save_networks(context.out(str(DATA / "networks.pt")), critic, generator,
+    save_networks(context.out("networks.pt"), critic, generator,
                   {"critic": c.model_dump(), "generator": g.model_dump(), "n_max": params.qaoa.n_max})
-    write_csv(context.out(str(DATA / "train_curves.csv")),
+    write_csv(context.out("train_curves.csv"),
               [{"network": "critic", **row} for row in critic_curve] + [{"network": "generator", **row} for row in generator_curve])
     return StageReport(metrics={"critic.samples": len(samples), "critic.best_val_mse": min(r["val_mse"] for r in critic_curve)},
                        curves={f"{network}.{key}": [row[key] for row in curve]
                                for network, curve in (("critic", critic_curve), ("generator", generator_curve))
                                for key in curve[0] if key != "epoch"},
-                       models={f"{PAPER}-networks": str(DATA / "networks.pt")})
+                       models={f"{PAPER}-networks": "networks.pt"})
 
 
 # ---------------------------------------------------------------- evaluate
@@ -202,9 +200,9 @@ def policy_runs(graph_path: Path, policy_name: str, seeds: list[int], options: d
 @flow(name="neural_qaoa2-evaluate", task_runner=task_runner("process"))
 def evaluate(params: Params, context: StageContext) -> StageReport:
     single_torch_thread()  # the critic scores held-out runs one small graph at a time
-    graphs = context.data(str(DATA / "graphs"))
-    networks_path = context.data(str(DATA / "networks.pt"))
-    reference = dataset.load_reference(context.data(str(DATA / "reference.json")))
+    graphs = context.data("graphs")
+    networks_path = context.data("networks.pt")
+    reference = dataset.load_reference(context.data("reference.json"))
     test_paths = sorted((graphs / "test_id").glob("*.txt")) + sorted((graphs / "test_ood").glob("*.txt"))
     jobs = [policy_runs.submit(path, policy, [derive_seed(params.seed, "eval", path.stem, policy, run)
                                               for run in range(params.runs_per_test_graph)],
@@ -219,16 +217,14 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     outcome = evaluation.evaluate_runs(runs, heldout, reference, graphs, networks_path)
     claims = evaluation.claims(outcome, min_gain=params.min_gain, min_win_fraction=params.min_win_fraction,
                                 min_correlation=params.min_correlation, decide=params.decide_claims)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_csv(context.out(str(DATA / "runs.csv")), outcome["rows"])
-    write_csv(context.out(str(DATA / "per_graph.csv")), outcome["per_graph"])
+    write_csv(context.out("runs.csv"), outcome["rows"])
+    write_csv(context.out("per_graph.csv"), outcome["per_graph"])
     s = outcome["summary"]
-    write_json(context.out(str(DATA / "metrics.json")),
-               headline_metrics(claims, **{key: s[key] for key in HEADLINE}))
-    folder = context.out(str(DATA / "plots"))
+    headline = {key: s[key] for key in HEADLINE}
+    folder = context.out("plots")
     plots.rho_per_policy(outcome["per_graph"], (*POLICIES, evaluation.ABLATION), folder / "rho_per_policy.png")
     plots.critic_calibration(outcome["heldout"], folder / "critic_calibration.png")
-    return StageReport(metrics=outcome["summary"], tags={f"claim.{c.id}": str(c.passed) for c in claims})
+    return StageReport(metrics=outcome["summary"], claims=claims, headline=headline)
 
 
 STAGES = {"generate": generate, "solve": solve, "train": train, "evaluate": evaluate}

@@ -15,7 +15,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -27,8 +26,6 @@ from .claims import claims as paper_claims
 from .params import Q1, Q2, Params, Runs
 from .rates import seed_slopes, slope_interval
 
-PAPER = "prox_last_iterate"
-DATA = Path("data") / PAPER
 PROBLEMS = (Q1, Q2)
 OUTPUTS = ("last", "average", "suffix_average")
 
@@ -51,7 +48,7 @@ def make_instance(folder: Path, params: Params, problem: str) -> dict:
 
 @flow(name="prox_last_iterate-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "problems"))
+    folder = context.out("problems")
     folder.mkdir(parents=True)
     records = {problem: make_instance.submit(folder, params, problem) for problem in PROBLEMS}
     manifest = {problem: future.result() for problem, future in records.items()}
@@ -81,7 +78,7 @@ def run_horizon(problem_folder: Path, out: Path, problem: str, T: int, cs: list[
 
 @flow(name="prox_last_iterate-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
-    problem_folder, folder = context.data(str(DATA / "problems")), context.out(str(DATA / "runs"))
+    problem_folder, folder = context.data("problems"), context.out("runs")
     folder.mkdir(parents=True)
     jobs = sorted(((p, T) for p in PROBLEMS for T in runs_of(params, p).horizons), key=lambda job: -job[1])
     futures = {(p, T): run_horizon.submit(problem_folder, folder / f"{p}_T{T}.npz", p, T, list(runs_of(params, p).cs),
@@ -125,22 +122,20 @@ def slopes(runs: dict, params: Params) -> dict:
 
 @flow(name="prox_last_iterate-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    runs = load_runs(context.data(str(DATA / "runs")), params)
+    runs = load_runs(context.data("runs"), params)
     rows, fitted = table(runs, params), slopes(runs, params)
     claims = paper_claims(rows, fitted, params, params.decide_claims)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(claims))
-    write_csv(context.out(str(DATA / "gaps.csv")), rows)
-    write_csv(context.out(str(DATA / "slopes.csv")),
+    write_csv(context.out("gaps.csv"), rows)
+    write_csv(context.out("slopes.csv"),
               [{"problem": p, "c": c, "output": name, **fit} for p, by_c in fitted.items() for c, by_output in by_c.items()
                for name, fit in by_output.items()])
-    folder = context.out(str(DATA / "plots"))
+    folder = context.out("plots")
     for p in PROBLEMS:
         plots.gap_vs_horizon([r for r in rows if r["problem"] == p], p, folder / f"{p}_gap_vs_T.png")
         plots.gap_along_run(runs[p], list(runs_of(params, p).cs), p, folder / f"{p}_along_run.png")
     metrics = {f"{r['problem']}.c{r['c']:g}.T{r['T']}.{name}_gap": r[f"{name}_gap_mean"] for r in rows for name in OUTPUTS}
     metrics |= {f"{p}.c{c:g}.last_slope": fit["last"]["slope"] for p, by_c in fitted.items() for c, fit in by_c.items()}
-    return StageReport(metrics=metrics, tags={f"claim.{c.id}": str(c.passed) for c in claims})
+    return StageReport(metrics=metrics, claims=claims)
 
 
 STAGES = {"generate": generate, "solve": solve, "evaluate": evaluate}

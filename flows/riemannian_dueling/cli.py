@@ -15,7 +15,7 @@ import typer
 
 from tasks.comparison.geometry import MANIFOLDS
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_count
+from tasks.core.inputs import InputError, check_choice, check_number, check_range
 
 from .paper import PAPER
 
@@ -25,24 +25,13 @@ MAX_BUDGET = 10_000_000
 
 
 def check_options(manifold: str, dim: int, budget: int, noise: float, step: float, probe: float, seed: int) -> None:
-    if manifold not in MANIFOLDS:
-        raise InputError(f"--manifold: must be one of {', '.join(MANIFOLDS)}, got {manifold!r}")
-    low = 3 if manifold == "stiefel" else 2
-    if dim < low:
-        raise InputError(f"--dim: must be >= {low} for {manifold}, got {dim}")
-    check_count(f"--dim ({manifold})", dim, MAX_DIM[manifold])
-    if budget < 1:
-        raise InputError(f"--budget: must be >= 1 comparison, got {budget}")
-    check_count("--budget", budget, MAX_BUDGET, " comparisons")
-    for name, value in (("--noise", noise), ("--step", step), ("--probe", probe)):
-        if not math.isfinite(value):
-            raise InputError(f"{name}: must be finite, got {value}")
-    if not 0 <= noise < 0.5:
-        raise InputError(f"--noise: the flip probability must be in [0, 0.5), got {noise}")
-    if step <= 0 or probe <= 0:
-        raise InputError(f"--step and --probe: must be > 0, got {step} and {probe}")
-    if seed < 0:
-        raise InputError(f"--seed: must be >= 0, got {seed}")
+    check_choice("--manifold", manifold, MANIFOLDS)
+    check_range("--dim", dim, low=3 if manifold == "stiefel" else 2, high=MAX_DIM[manifold], note=f"for {manifold}")
+    check_range("--budget", budget, low=1, high=MAX_BUDGET, note="comparisons")
+    check_number("--noise", noise, at_least=0, below=0.5, note="a flip probability")
+    check_number("--step", step, above=0)
+    check_number("--probe", probe, above=0)
+    check_range("--seed", seed, low=0)
 
 
 def start_point(geometry, rng: np.random.Generator) -> np.ndarray:

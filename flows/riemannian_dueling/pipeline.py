@@ -15,8 +15,8 @@ from prefect import flow
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
 from tasks.comparison.objectives import KarcherCost, Rayleigh, karcher_mean, rayleigh_matrix, spd_samples
-from tasks.core.claims import claims_document, headline_metrics, median_of
-from tasks.core.io import write_csv, write_json
+from tasks.core.claims import median_of
+from tasks.core.io import write_csv
 from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
 
@@ -25,9 +25,6 @@ from .claims import claims as paper_claims
 from .experiments import karcher_runs, rayleigh_runs, simplex_run
 from .params import Params
 from .runs_io import load_runs, save_runs
-
-PAPER = "riemannian_dueling"
-DATA = Path("data") / PAPER
 
 
 def _instance_rng(params: Params, *keys) -> np.random.Generator:
@@ -38,7 +35,7 @@ def _instance_rng(params: Params, *keys) -> np.random.Generator:
 
 @flow(name="riemannian_dueling-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "problems"))
+    folder = context.out("problems")
     folder.mkdir(parents=True)
     r = params.rayleigh
     for n in r.dims:
@@ -96,7 +93,7 @@ def solve_simplex(problem: Path, out: Path, params: Params, k: int) -> float:
 
 @flow(name="riemannian_dueling-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
-    problems, folder = context.data(str(DATA / "problems")), context.out(str(DATA / "runs"))
+    problems, folder = context.data("problems"), context.out("runs")
     folder.mkdir(parents=True)
     futures = {}
     # the longest runs first, so two workers finish together
@@ -151,11 +148,9 @@ def _karcher_runs(folder: Path, n: int, k: int) -> tuple[dict, float]:
 
 @flow(name="riemannian_dueling-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    runs_folder = context.data(str(DATA / "runs"))
+    runs_folder = context.data("runs")
     rayleigh, karcher, simplex, B = summarise(params, runs_folder)
     claims = paper_claims(rayleigh, karcher, simplex, params.decide_claims)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(claims))
     rows = [{"experiment": "E1 rayleigh", "size": n, "method": m, "median_gap_at_40n": median_of(cell["gap_at_claim"]),
              "median_final_gap": median_of(cell["gap_at_budget"]), "median_B": median_of(cell["hit"]),
              "median_wall_time_s": median_of(cell["wall_time_s"])} for n, cells in rayleigh.items() for m, cell in cells.items()]
@@ -164,8 +159,8 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
              for n, cells in karcher.items() for m, cell in cells.items()]
     rows += [{"experiment": "E3 simplex", "size": T, "method": "rdfw", "median_final_gap": median_of(simplex["subopt"][T])}
              for T in simplex["horizons"]]
-    write_csv(context.out(str(DATA / "summary.csv")), rows)
-    folder = context.out(str(DATA / "plots"))
+    write_csv(context.out("summary.csv"), rows)
+    folder = context.out("plots")
     n_shown = 50 if 50 in params.rayleigh.dims else max(params.rayleigh.dims)
     runs, meta = load_runs(runs_folder / f"rayleigh_n{n_shown}_s0.npz")
     plots.gap_traces(runs, meta["f_star"], f"E1 Rayleigh n = {n_shown} (seed 0): relative gap",
@@ -183,7 +178,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
                 for n, cells in karcher.items() for m, cell in cells.items()}
     metrics |= {f"simplex.T{T}.median_subopt": median_of(simplex["subopt"][T]) for T in simplex["horizons"]}
     return StageReport(metrics={k: v for k, v in metrics.items() if v is not None},
-                       tags={f"claim.{c.id}": str(c.passed) for c in claims})
+                       claims=claims)
 
 
 STAGES = {"generate": generate, "solve": solve, "evaluate": evaluate}

@@ -18,7 +18,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -29,11 +28,9 @@ from . import plots
 from .claims import claims as paper_claims
 from .claims import largest_difference, medians, run_summary
 from .controls import control_details, damped_options, measured_damping
+from .experiments import run_rosenbrock, train_digits
 from .params import CONTROL, OptimizerOptions, Params
-from .runs import run_rosenbrock, train_digits
 
-PAPER = "s_adam"
-DATA = Path("data") / PAPER
 QUANT = {"4bit": QUANT_4BIT, "cifar100_2bit": QUANT_CIFAR100_2BIT}
 NOISY_TASK, ROSENBROCK_TASK = "digits-noisy-smallbatch", "ns-rosenbrock"
 MAX_CURVE_POINTS = 200
@@ -59,7 +56,7 @@ def make_split(seed: int, test_fraction: float, label_noise: float) -> dict:
 
 @flow(name="s_adam-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "splits"))
+    folder = context.out("splits")
     folder.mkdir(parents=True, exist_ok=True)
     manifest = {"sklearn_version": sklearn.__version__, "test_fraction": params.test_fraction,
                 "label_noise": params.noisy.label_noise, "scaling": "x / 16 mapped to [-1, 1]", "splits": {}}
@@ -73,7 +70,7 @@ def generate(params: Params, context: StageContext) -> StageReport:
             "test_class_counts": np.bincount(arrays["y_test"], minlength=10).tolist(),
             "noisy_class_counts": np.bincount(arrays["y_train_noisy"], minlength=10).tolist(),
             "labels_changed": int((arrays["y_train"] != arrays["y_train_noisy"]).sum())}
-    write_json(context.out(str(DATA / "manifest.json")), manifest)
+    write_json(context.out("manifest.json"), manifest)
     return StageReport(metrics={"splits": len(params.seeds),
                                 "noisy_fraction": float(np.mean([s["labels_changed"] / s["n_train"]
                                                                  for s in manifest["splits"].values()]))})
@@ -127,7 +124,7 @@ def digits_settings(params: Params) -> dict[str, tuple]:
 
 @flow(name="s_adam-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
-    splits = context.data(str(DATA / "splits"))
+    splits = context.data("splits")
     hidden = tuple(params.hidden)
     jobs = []
     for seed in params.seeds:
@@ -140,7 +137,7 @@ def train(params: Params, context: StageContext) -> StageReport:
             jobs.append(rosenbrock_run.submit(name, config.kind, options_of(config), seed, params.rosenbrock.start,
                                               params.rosenbrock.steps))
     runs = [job.result() for job in jobs]
-    folder = context.out(str(DATA / "runs"))
+    folder = context.out("runs")
     for run in runs:
         write_run(folder, run)
     curves = {}
@@ -179,8 +176,8 @@ def control(params: Params, context: StageContext) -> StageReport:
     """Per digits setting: S-Adam's measured mean damping from train's runs, then AdamW at lr x that damping on the
     same split, labels, seeds, epochs and batch (controls.py). Writes controls/damping.json and the runs."""
     summaries = [run_summary(run, params.volatility_epochs)
-                 for run in load_runs(context.data(str(DATA / "runs"))) if "epochs" in run]
-    splits, hidden = context.data(str(DATA / "splits")), tuple(params.hidden)
+                 for run in load_runs(context.data("runs")) if "epochs" in run]
+    splits, hidden = context.data("splits"), tuple(params.hidden)
     adamw = options_of(params.optimizers["adamw"])
     record, jobs = {}, []
     for task_name, (labels, epochs, batch, quant) in digits_settings(params).items():
@@ -191,7 +188,7 @@ def control(params: Params, context: StageContext) -> StageReport:
             jobs.append(digits_run.submit(splits / f"digits_split_{seed}.npz", task_name, labels, CONTROL, "adamw",
                                           options, seed, epochs, batch, hidden, quant, context.device))
     runs = [job.result() for job in jobs]
-    folder = context.out(str(DATA / "controls"))
+    folder = context.out("controls")
     for run in runs:
         write_run(folder, run)
     write_json(folder / "damping.json", record)
@@ -207,8 +204,8 @@ def control(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="s_adam-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    runs = load_runs(context.data(str(DATA / "runs")))
-    controls = context.data(str(DATA / "controls"))
+    runs = load_runs(context.data("runs"))
+    controls = context.data("controls")
     control_runs, damping = load_runs(controls), json.loads((controls / "damping.json").read_text())
     summaries = [run_summary(run, params.volatility_epochs) for run in runs]
     control_summaries = [run_summary(run, params.volatility_epochs) for run in control_runs]
@@ -216,20 +213,18 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     claims = paper_claims(table, qat_task=qat_task("4bit"), noisy_task=NOISY_TASK, rosenbrock_task=ROSENBROCK_TASK,
                           chattering_ratio=params.chattering_ratio, decide=params.decide_claims,
                           controls={task: control_details(table, task, record) for task, record in damping.items()})
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_csv(context.out(str(DATA / "summary.csv")), summaries + control_summaries)
+    write_csv(context.out("summary.csv"), summaries + control_summaries)
     metrics = {f"{task}.{optimizer}.{field}": value for (task, optimizer), row in sorted(table.items())
                for field, value in row.items() if value is not None}
     metrics |= {f"{task}.{CONTROL}.{key}": row[key] for task, row in sorted(damping.items()) for key in ("damping", "lr")}
     if "sadam_lambda0" in params.optimizers:  # sanity: no brake must be AdamW exactly
         metrics["sanity.sadam_lambda0_vs_adamw.max_abs_accuracy_diff"] = largest_difference(
             summaries, "sadam_lambda0", "adamw", "final_accuracy")
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(claims))
-    folder = context.out(str(DATA / "plots"))
+    folder = context.out("plots")
     for task_name in sorted({run["task"] for run in runs if "epochs" in run}):
         plots.epoch_curves(runs + control_runs, task_name, folder / f"loss_lgi_{task_name}.png")
     plots.rosenbrock_paths([run for run in runs if run["task"] == ROSENBROCK_TASK], folder / "rosenbrock.png")
-    return StageReport(metrics=metrics, tags={f"claim.{c.id}": str(c.passed) for c in claims})
+    return StageReport(metrics=metrics, claims=claims)
 
 
 STAGES = {"generate": generate, "train": train, "control": control, "evaluate": evaluate}

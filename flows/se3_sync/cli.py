@@ -13,7 +13,7 @@ import numpy as np
 import typer
 
 from tasks.core.console import console as make_console
-from tasks.core.inputs import InputError, check_output
+from tasks.core.inputs import check_choice, check_number, check_output
 from tasks.core.io import staged_output
 from tasks.sync.graph import Poses
 
@@ -41,10 +41,9 @@ def solve(
                                                   "translation change / scene scale); default 1e-6."),
 ) -> None:
     """Synchronize the poses of IN.g2o from its relative measurements and write OUT.g2o."""
-    if method not in NAMES:
-        raise InputError(f"--method: must be one of {', '.join(NAMES)}, got {method!r}")
-    if tol is not None and not 0 < tol < 1:
-        raise InputError(f"--tol: must be in (0, 1), got {tol}")
+    check_choice("--method", method, NAMES)
+    if tol is not None:
+        check_number("--tol", tol, above=0, below=1)
     check_output(out, "--out", inputs={"--g2o": g2o})
     from tasks.sync.g2o import invert_poses, read_g2o, write_g2o
     from tasks.sync.methods import METHODS

@@ -15,7 +15,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
@@ -28,9 +27,6 @@ from . import plots
 from .claims import accuracy_claim, efficiency_claim, not_converged, registration_claim
 from .errors import error_curve, error_rows, wide_curve
 from .params import Params, Solver
-
-PAPER = "se3_sync"
-DATA = Path("data") / PAPER
 
 
 # ---------------------------------------------------------------- generate
@@ -69,7 +65,7 @@ def make_scans(folder: Path, name: str, n_scans: int, n_pts: int, seed: int, met
 
 @flow(name="se3_sync-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    accuracy, timing = context.out(str(DATA / "instances")), context.out(str(DATA / "timing_instances"))
+    accuracy, timing = context.out("instances"), context.out("timing_instances")
     accuracy.mkdir(parents=True)
     timing.mkdir(parents=True)
     futures = []
@@ -154,17 +150,17 @@ def time_runs(paths: list[Path], variants: dict, repeats: int) -> list[dict]:
 
 @flow(name="se3_sync-solve", task_runner=task_runner())
 def solve(params: Params, context: StageContext) -> StageReport:
-    runs = context.out(str(DATA / "runs"))
+    runs = context.out("runs")
     runs.mkdir(parents=True)
-    instances = sorted(context.data(str(DATA / "instances")).glob("*.npz"))
+    instances = sorted(context.data("instances").glob("*.npz"))
     pairs = list(product(instances, params.methods))
     futures = run_method.map([p for p, _ in pairs], [m for _, m in pairs],
                              [_solver_options(m, params.solver) for _, m in pairs], runs)
     summaries = [f.result() for f in futures]
-    timing_paths = sorted(context.data(str(DATA / "timing_instances")).glob("*.npz"))
+    timing_paths = sorted(context.data("timing_instances").glob("*.npz"))
     variants = timing_variants(params.methods, params.solver, params.timing.eig_matched_tol)
     timing = time_runs(timing_paths, variants, params.timing.repeats)
-    write_json(context.out(str(DATA / "timing.json")), timing)
+    write_json(context.out("timing.json"), timing)
 
     first = next(s for s in summaries if s["method"] == "dqgpm" and s["instance"].startswith("geometric"))
     contraction = next((s for s in summaries if s["method"] == "dqgpm" and s["instance"].startswith("additive")), first)
@@ -184,10 +180,10 @@ def solve(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="se3_sync-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    instances = sorted(context.data(str(DATA / "instances")).glob("*.npz"))
-    runs = context.data(str(DATA / "runs"))
+    instances = sorted(context.data("instances").glob("*.npz"))
+    runs = context.data("runs")
     rows = error_rows(instances, runs, params.methods)
-    timing = json.loads(context.data(str(DATA / "timing.json")).read_text())
+    timing = json.loads(context.data("timing.json").read_text())
     t, decide, limit = params.timing, params.decide_claims, params.claim_ratio
     claims = [
         accuracy_claim(rows, limit, decide, f"geometric, n={params.n}, p={params.p}, {params.seeds} trials"),
@@ -195,11 +191,10 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
                                          f"median of {t.seeds}x{t.repeats} runs"),
         registration_claim(rows, limit, decide, f"{params.scans.n_scans} scans, {params.scans.seeds} trials"),
     ]
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_csv(context.out(str(DATA / "errors.csv")), rows)
+    write_csv(context.out("errors.csv"), rows)
     curve = error_curve(rows, ["geometric", "additive", "scans"], params.methods)
-    write_csv(context.out(str(DATA / "error_vs_noise.csv")), wide_curve(curve, "geometric"))
-    folder = context.out(str(DATA / "plots"))
+    write_csv(context.out("error_vs_noise.csv"), wide_curve(curve, "geometric"))
+    folder = context.out("plots")
     plots.plot_error_vs_noise(rows, "geometric", params.methods, folder / "error_vs_noise_geometric.png")
     plots.plot_error_vs_noise(rows, "additive", params.methods, folder / "error_vs_noise_additive.png")
     plots.plot_time_vs_n(timing, folder / "time_vs_n.png")
@@ -214,10 +209,9 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     for row in curve:
         prefix = f"{row['family']}.{row['method']}.sigma_{row['sigma']:g}"
         errors |= {f"{prefix}.rot_median_deg": row["rot_median"], f"{prefix}.trans_median": row["trans_median"]}
-    write_json(context.out(str(DATA / "metrics.json")),
-               headline_metrics(claims, runs_not_converged=claim_numbers["runs_not_converged"]))
+    headline = {"runs_not_converged": claim_numbers["runs_not_converged"]}
     metrics = claim_numbers | errors
-    return StageReport(metrics=metrics, tags={f"claim.{c.id}": str(c.passed) for c in claims})
+    return StageReport(metrics=metrics, claims=claims, headline=headline)
 
 
 STAGES = {"generate": generate, "solve": solve, "evaluate": evaluate}

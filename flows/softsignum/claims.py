@@ -1,5 +1,5 @@
 """The SoftSignum paper's claim checks (spec softsignum §6, THE CLAIM CHECK) from the run records of
-flows.softsignum.runs, plus the sanity check that the soft methods follow their hard counterparts
+flows.softsignum.experiments, plus the sanity check that the soft methods follow their hard counterparts
 exactly until T_sign (a divergence there is a bug, not a result).
 
 Beside C1 and C2 stand the controls of SoftSignum's clamp (flows.softsignum.variants), each scored by the claim's
@@ -14,7 +14,7 @@ import numpy as np
 
 from tasks.core.claims import Claim, decided, median_of
 
-from .runs import SOFT_OF
+from .experiments import SOFT_OF
 from .variants import base_of, parse_variant
 
 TERMINAL_FRACTION = 0.05  # claim 1 averages the last 5% of steps

@@ -15,7 +15,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -27,8 +26,8 @@ from tasks.train.synthetic import matrix_least_squares, quadratic_heterogeneous
 
 from . import plots
 from .claims import evaluate_claims
+from .experiments import MUON_FAMILY, SIGN_FAMILY, charlm_run, mat_het_run, quad_het_run
 from .params import CharLM, Params
-from .runs import MUON_FAMILY, SIGN_FAMILY, charlm_run, mat_het_run, quad_het_run
 from .variants import base_of
 
 PAPER = "softsignum"
@@ -55,7 +54,7 @@ def _charlm_options(params: Params, name: str) -> dict:
 @flow(name="softsignum-generate")
 def generate(params: Params, context: StageContext) -> StageReport:
     q, m = params.quad_het, params.mat_het
-    instances = context.out(str(DATA / "instances"))
+    instances = context.out("instances")
     instances.mkdir(parents=True)
     for s in range(q.seeds):
         np.savez(instances / f"quad_het_{s}.npz", **quadratic_heterogeneous(q.d, seed=derive_seed(params.seed, "quad_het", s)))
@@ -63,9 +62,9 @@ def generate(params: Params, context: StageContext) -> StageReport:
         data = matrix_least_squares(m.m, m.n, m.n_samples, m.sigma, "log_uniform", seed=derive_seed(params.seed, "mat_het", s))
         np.savez(instances / f"mat_het_{s}.npz", **data)
     corpus = build_stdlib_corpus(params.charlm.n_chars)
-    staged = context.out(str(CORPUS))
+    staged = context.out(CORPUS.name)
     save_corpus(corpus, staged)  # writes the manifest next to the staged file: move it to its own staged path
-    staged.with_name(CORPUS_MANIFEST.name).replace(context.out(str(CORPUS_MANIFEST)))
+    staged.with_name(CORPUS_MANIFEST.name).replace(context.out(CORPUS_MANIFEST.name))
     return StageReport(metrics={"n_chars": corpus.n_chars, "vocab_size": corpus.manifest()["vocab_size"],
                                 "quad_het.instances": q.seeds, "mat_het.instances": m.seeds},
                        tags={"corpus.sha256": corpus.sha256, "corpus.python_version": corpus.python_version})
@@ -119,7 +118,7 @@ def calibrate(params: Params, context: StageContext) -> StageReport:
     metrics = {}
     for name, result in results.items():
         metrics |= result.metrics(name)
-    write_json(context.out(str(DATA / "calibration.json")),
+    write_json(context.out("calibration.json"),
                {"steps": cal.steps, "seed": 0, **{name: result.to_json() for name, result in results.items()}})
     return StageReport(metrics=metrics)
 
@@ -152,7 +151,7 @@ def _write_run(folder: Path, record: dict) -> None:
 
 @flow(name="softsignum-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
-    calibrated = json.loads(context.data(str(DATA / "calibration.json")).read_text())
+    calibrated = json.loads(context.data("calibration.json").read_text())
     jobs = [{"task": "quad_het", "optimizer": name, "seed": s, "lr": params.quad_het.lr}
             for name in params.quad_het.optimizers for s in range(params.quad_het.seeds)]
     jobs += [{"task": "mat_het", "optimizer": name, "seed": s, "lr": params.mat_het.lr}
@@ -160,7 +159,7 @@ def train(params: Params, context: StageContext) -> StageReport:
     jobs += [{"task": "charlm", "optimizer": name, "seed": s, "lr": _charlm_lr(name, calibrated),
               "steps": params.charlm.steps} for name in params.charlm.optimizers for s in range(params.charlm.seeds)]
     records = _run_all(jobs, params, context)
-    runs = context.out(str(DATA / "runs"))
+    runs = context.out("runs")
     curves, metrics = {}, {}
     for r in records:
         _write_run(runs / r["task"] / r["optimizer"] / str(r["seed"]), r)
@@ -179,15 +178,13 @@ def train(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="softsignum-evaluate")
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    records = [json.loads(p.read_text()) for p in sorted(context.data(str(DATA / "runs")).glob("*/*/*/record.json"))]
+    records = [json.loads(p.read_text()) for p in sorted(context.data("runs").glob("*/*/*/record.json"))]
     claims, metrics = evaluate_claims(records, decide=params.decide_claims)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(claims))
-    folder = context.out(str(DATA / "plots"))
+    folder = context.out("plots")
     for task_name in ("quad_het", "mat_het", "charlm"):
         plots.eval_curves(records, task_name, folder / f"{task_name}_curves.png")
         plots.temperature_traces(records, task_name, folder / f"{task_name}_temperature.png")
-    return StageReport(metrics=metrics, tags={f"claim.{c.id}": str(c.passed) for c in claims})
+    return StageReport(metrics=metrics, claims=claims)
 
 
 STAGES = {"generate": generate, "calibrate": calibrate, "train": train, "evaluate": evaluate}

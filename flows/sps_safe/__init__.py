@@ -6,7 +6,7 @@ in sweep.py, the MLP runner in tasks/train/digits.py).
 
 - params.py: the typed Params of stages/sps_safe/params.yaml.
 - pipeline.py: the Prefect flows generate, solve, train, evaluate (`STAGES`).
-- runs.py: one P3 digits run per (optimizer, seed), with the registry's optimizers, as the paper's record.
+- experiments.py: one P3 digits run per (optimizer, seed), with the registry's optimizers, as the paper's record.
 - calibration.py: C1's tuned grids (P1 SGD, SPS_max) widened at an edge by tasks.train.lr_grid; the fold of the
   added sweeps into each seed's sweep.
 - summaries.py: per-method summaries over seeds (P1, P2), the P3 diagnostics, the flat metrics.

@@ -17,7 +17,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -28,11 +27,9 @@ from tasks.train.synthetic import hinge_losses, svm_interpolated, svm_noisy
 
 from . import calibration, plots, summaries
 from .claims import claims as paper_claims
+from .experiments import run_label, train_digits
 from .params import P1, P2, TUNED, DigitsOptimizerParams, Params, SvmGrid
-from .runs import run_label, train_digits
 
-PAPER = "sps_safe"
-DATA = Path("data") / PAPER
 PROBLEMS = {P1: svm_interpolated, P2: svm_noisy}
 MAX_CURVE_POINTS = 200
 
@@ -86,7 +83,7 @@ def make_problem(folder: Path, problem: str, k: int, seed: int) -> dict:
 
 @flow(name="sps_safe-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "problems"))
+    folder = context.out("problems")
     folder.mkdir(parents=True)
     futures = [make_problem.submit(folder, problem, k, derive_seed(params.seed, problem, k))
                for problem, k in instances(params)]
@@ -147,7 +144,7 @@ def widen_grids(problems: Path, folder: Path, problem: str, g: SvmGrid, seeds: d
 
 @flow(name="sps_safe-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
-    problems, folder = context.data(str(DATA / "problems")), context.out(str(DATA / "runs"))
+    problems, folder = context.data("problems"), context.out("runs")
     folder.mkdir(parents=True)
     seeds = {(problem, k): derive_seed(params.seed, problem, k, "indices") for problem, k in instances(params)}
     futures = {(problem, k): solve_problem.submit(problems / f"{problem}_{k}.npz", folder / f"{problem}_{k}.npz",
@@ -183,7 +180,7 @@ def train_run(split_path: Path, out_path: Path, spec: dict, epochs: int, batch: 
 
 @flow(name="sps_safe-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
-    split_path, folder = context.data(str(DATA / "problems" / "digits.npz")), context.out(str(DATA / "digits"))
+    split_path, folder = context.data("problems", "digits.npz"), context.out("digits")
     folder.mkdir(parents=True)
     d = params.digits
     futures = []
@@ -203,7 +200,7 @@ def train(params: Params, context: StageContext) -> StageReport:
 
 @flow(name="sps_safe-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    runs_folder, digits_folder = context.data(str(DATA / "runs")), context.data(str(DATA / "digits"))
+    runs_folder, digits_folder = context.data("runs"), context.data("digits")
     records = json.loads((runs_folder / calibration.CALIBRATION_FILE).read_text())
     runs = {problem: [calibration.merge_runs(load_npz(runs_folder / f"{problem}_{k}.npz"),
                                              [load_npz(runs_folder / calibration.WIDENED / f"{problem}_{k}_{label}.npz")
@@ -216,14 +213,12 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     claims = paper_claims(problems[P1], problems[P2], decide=params.decide_claims,
                           p1_f_x0=summaries.initial_values(runs[P1]), p1_calibration=records[P1])
     metrics = summaries.metrics(problems, digits)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(claims))
-    write_csv(context.out(str(DATA / "summary.csv")),
+    write_csv(context.out("summary.csv"),
               [{"problem": problem, "label": label, **{k: v for k, v in row.items() if not isinstance(v, np.ndarray)}}
                for problem, summary in problems.items() for label, row in summary.items()]
               + [{"problem": "digits", "label": label, **{k: v for k, v in row.items() if not isinstance(v, np.ndarray)}}
                  for label, row in digits.items()])
-    folder = context.out(str(DATA / "plots"))
+    folder = context.out("plots")
     for problem, summary in problems.items():
         plots.rel_subopt(summary, problem, folder / f"{problem}_rel_subopt.png")
         plots.traces(runs[problem][0], "step_sizes", problem, "step size", folder / f"{problem}_step_sizes.png")
@@ -233,7 +228,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     curves = {f"{problem}.{label}.rel_subopt": subsample(row["mean"])
               for problem, summary in problems.items() for label, row in summary.items()}
     curves |= {f"digits.{label}.test_accuracy": subsample(row["accuracy_mean"]) for label, row in digits.items()}
-    return StageReport(metrics=metrics, curves=curves, tags={f"claim.{c.id}": str(c.passed) for c in claims})
+    return StageReport(metrics=metrics, curves=curves, claims=claims)
 
 
 STAGES = {"generate": generate, "solve": solve, "train": train, "evaluate": evaluate}

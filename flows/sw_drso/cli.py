@@ -16,7 +16,7 @@ import numpy as np
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError
+from tasks.core.inputs import InputError, check_number, check_range
 
 from .paper import PAPER
 
@@ -65,10 +65,8 @@ def classify(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Print the class of CLOUD, its probability, and the prediction under each corruption of the suite."""
-    if not 0 <= corrupt < 1:
-        raise InputError(f"--corrupt: must be in [0, 1), got {corrupt}")
-    if seed < 0:
-        raise InputError(f"--seed: must be >= 0, got {seed}")
+    check_number("--corrupt", corrupt, at_least=0, below=1)
+    check_range("--seed", seed, low=0)
     from tasks.sets.cloud_files import read_cloud
     from tasks.sets.corruptions import Corruption, apply
     from tasks.sets.primitive_clouds import normalise

@@ -14,7 +14,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -29,7 +28,6 @@ from .claims import method_means
 from .params import Params, RunGroup
 
 PAPER = "sw_drso"
-DATA = Path("data") / PAPER
 MODEL_NAME = f"{PAPER}-classifier"  # the registered model `papers sw-drso classify` uses by default
 CLOUD_BOX = (np.full(3, -1.0), np.full(3, 1.0))  # test outliers of Task A: the cube [-1, 1]^3 (held out)
 
@@ -59,7 +57,7 @@ def load_task(path: Path) -> dict:
 
 @flow(name="sw_drso-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "sets"))
+    folder = context.out("sets")
     folder.mkdir(parents=True)
     a = params.task_a
     classes = CLASSES[: a.classes]
@@ -103,7 +101,7 @@ def train_run(data_path: Path, out_folder: Path, name: str, group: dict, method:
 
 @flow(name="sw_drso-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
-    sets, folder = context.data(str(DATA / "sets")), context.out(str(DATA / "models"))
+    sets, folder = context.data("sets"), context.out("models")
     folder.mkdir(parents=True)
     futures = [train_run.submit(sets / task_file(group.task), folder, run_name(group, method, k), group.model_dump(),
                                 method, derive_seed(params.seed, group.task, group.encoder, k),
@@ -115,7 +113,7 @@ def train(params: Params, context: StageContext) -> StageReport:
     curves = {f"{log['name']}.clean_loss": [(row["epoch"], row["clean_loss"]) for row in log["log"]] for log in logs}
     registered = next((log["name"] for log in logs if log["task"] == "A" and log["encoder"] == "attention"
                        and log["method"] == "sw_drso"), None)
-    models = {MODEL_NAME: str(DATA / "models" / f"{registered}.safetensors")} if registered else {}
+    models = {MODEL_NAME: f"models/{registered}.safetensors"} if registered else {}
     return StageReport(metrics=metrics, curves=curves, models=models)
 
 
@@ -133,7 +131,7 @@ def evaluate_run(model_path: Path, data: dict, suite: list[Corruption], k: int, 
 
 @flow(name="sw_drso-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    sets, models = context.data(str(DATA / "sets")), context.data(str(DATA / "models"))
+    sets, models = context.data("sets"), context.data("models")
     suite = [Corruption(c.kind, c.r) for c in params.suite]
     data = {name: load_task(sets / task_file(name)) for name in {group.task for group in params.runs}}
     rows = []
@@ -146,21 +144,19 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     claims = paper_claims(rows, decide=params.decide_claims)
     means = {(group.task, group.encoder): method_means(rows, group.task, group.encoder) for group in params.runs}
     attention = means.get(("A", "attention"), {})
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(
-        claims, **{f"{method}.{key}": attention[method][key] for method in ("erm", "sw_drso") if method in attention
-                   for key in ("clean", "mCA")}))
-    write_csv(context.out(str(DATA / "accuracy.csv")),
+    headline = {f"{method}.{key}": attention[method][key] for method in ("erm", "sw_drso") if method in attention
+                   for key in ("clean", "mCA")}
+    write_csv(context.out("accuracy.csv"),
               [{"task": task_name, "encoder": encoder, "method": method, **row}
                for (task_name, encoder), by_method in means.items() for method, row in by_method.items()])
-    folder = context.out(str(DATA / "plots"))
+    folder = context.out("plots")
     for (task_name, encoder), by_method in means.items():
         plots.accuracy_curves({m: row for m, row in by_method.items()}, f"Task {task_name}, {encoder} encoder",
                               folder / f"task{task_name}_{encoder}_accuracy.png")
     metrics = {f"{row['name']}.{key}": value for row in rows for key, value in row["accuracy"].items()}
     metrics |= {f"{t}.{e}.{m}.{key}": value for (t, e), by_method in means.items() for m, row in by_method.items()
                 for key, value in row.items()}
-    return StageReport(metrics=metrics, tags={f"claim.{c.id}": str(c.passed) for c in claims})
+    return StageReport(metrics=metrics, claims=claims, headline=headline)
 
 
 STAGES = {"generate": generate, "train": train, "evaluate": evaluate}

@@ -159,7 +159,7 @@ MAX_TRANSFORMATIONS = 256
 
 def _load(mesh_file: Path, model: str | None):
     """(user shape, trained surrogate): the mesh first (cheap to refuse), then the model."""
-    from tasks.cfd.surrogate.training import TrainedSurrogate
+    from flows.unidrag.surrogates import load_surrogate
     from tasks.cfd.user_mesh import read_user_shape
 
     shape = read_user_shape(mesh_file)
@@ -168,9 +168,9 @@ def _load(mesh_file: Path, model: str | None):
         if not path.is_file():
             raise InputError(f"--model: the default surrogate {path} does not exist; train it with `papers run unidrag`, "
                              f"or pass --model FILE or a registered model such as {REGISTERED_MODEL}")
-        return shape, TrainedSurrogate.load(path)
+        return shape, load_surrogate(path)
     if Path(model).is_file():
-        return shape, TrainedSurrogate.load(Path(model))
+        return shape, load_surrogate(Path(model))
     if Path(model).suffix in (".pt", ".pth"):  # meant as a file: do not look it up in the registry
         raise InputError(f"--model {model}: no such file")
     from tasks.core.tracking import resolve_model  # imports mlflow: only for a registered model
@@ -180,7 +180,7 @@ def _load(mesh_file: Path, model: str | None):
             path = resolve_model(model, Path(folder), project_root())
         except InputError as error:
             raise InputError(f"--model: {error}") from None
-        return shape, TrainedSurrogate.load(path)
+        return shape, load_surrogate(path)
 
 
 def _settings(trained, **options):
@@ -214,7 +214,7 @@ def predict_command(
     import numpy as np
 
     from tasks.cfd.shape_opt import apply, contour_normals, identity, prepare
-    from tasks.cfd.surrogate.dataset import Sample
+    from tasks.cfd.surrogate.samples import Sample
     from tasks.cfd.surrogate.training import predict
 
     _check_seed(seed)

@@ -24,16 +24,15 @@ from flows.stage_task import stage_task
 from tasks.cfd.engines import run_lbm
 from tasks.cfd.ffd import ControlLattice
 from tasks.cfd.shape_opt import OptimSettings, optimise, prepare
-from tasks.cfd.surrogate.dataset import Standardizer, load_samples, select
 from tasks.cfd.surrogate.gbt import fit_gbt
-from tasks.cfd.surrogate.training import TrainConfig, TrainedSurrogate, predict, predict_cd, train_surrogate
+from tasks.cfd.surrogate.samples import Standardizer, select
+from tasks.cfd.surrogate.training import TrainConfig, predict, predict_cd, train_surrogate
 from tasks.cfd.surrogate.training import metrics as surrogate_metrics
 from tasks.cfd.surrogate.uncertainty import r2_intervals
 from tasks.cfd.validation import schafer_turek_cylinder
 from tasks.cfd.vehicle_dataset import count_nonfinite, labels, splits, tunnel_body
 from tasks.cfd.vehicles import BODY_TYPES, PARAMETER_NAMES, export_stl, sample_family
 from tasks.cfd.verification import deformed_vehicle_body, verified_outcome
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_json
 from tasks.core.seeding import derive_seed
@@ -41,11 +40,12 @@ from tasks.core.stage import StageContext, StageReport
 
 from . import dataset_plots, opt_plots
 from .claims import optimisation_claims, prediction_claim
+from .dataset import DatasetFiles, load_samples
 from .dataset_checks import dataset_metrics, validation_claims
 from .params import Optimisation, Params, Sampling, Surrogate
+from .surrogates import MPL_KINDS, build_model, load_surrogate
 
 PAPER = "unidrag"
-DATA = Path("data") / PAPER
 
 
 # ---------------------------------------------------------------- generate
@@ -69,10 +69,9 @@ def label_batch(batch: int, indices: list[int], params: Params, device: str, lab
     return [row | {"batch": batch, "batch_mlups": result.mlups, "batch_wall_s": result.wall_time_s} for row in rows]
 
 
-
 # Task-library configs from params live here, not in params.py: a stage depends on the configs it builds only.
 def train_config(surrogate: Surrogate, kind: str, seed: int, sampling: Sampling, bins: int) -> TrainConfig:
-    return TrainConfig(kind=kind, d=surrogate.d, blocks=surrogate.blocks, heads=surrogate.heads,
+    return TrainConfig(kind=kind, mpl=kind in MPL_KINDS, d=surrogate.d, blocks=surrogate.blocks, heads=surrogate.heads,
                        slices=surrogate.slices, experts=surrogate.experts, top_k=surrogate.top_k, steps=surrogate.steps,
                        batch=surrogate.batch, surface_points=sampling.surface_points,
                        volume_points=sampling.volume_points, profile_bins=bins, pcgrad_scope=surrogate.pcgrad_scope,
@@ -91,7 +90,7 @@ def optim_settings(optimisation: Optimisation, method: str, sampling: Sampling, 
 def generate(params: Params, context: StageContext) -> StageReport:
     started = time.perf_counter()
     family = sample_family(params.geometry.per_type, params.seed)
-    shapes, labels_folder = context.out(str(DATA / "shapes")), context.out(str(DATA / "labels"))
+    shapes, labels_folder = context.out("shapes"), context.out("labels")
     shapes.mkdir(parents=True)
     labels_folder.mkdir(parents=True)
     for index, vehicle in enumerate(family):
@@ -107,9 +106,9 @@ def generate(params: Params, context: StageContext) -> StageReport:
                               unmapped(labels_folder))
     rows = [row for batch in futures.result() for row in batch]
     split = splits([v.body_type for v in family], params.geometry.split.model_dump(), params.seed)
-    write_json(context.out(str(DATA / "splits.json")), split)
+    write_json(context.out("splits.json"), split)
     metrics = dataset_metrics(rows, time.perf_counter() - started) | {"tau": params.solver.tau}
-    write_json(context.out(str(DATA / "dataset_metrics.json")), metrics | {"per_shape": rows})
+    write_json(context.out("dataset_metrics.json"), metrics | {"per_shape": rows})
     if metrics["nan_count"] or metrics["diverged"]:
         raise RuntimeError(f"unidrag-generate: {metrics['nan_count']} non-finite label values and "
                            f"{metrics['diverged']} diverged runs; no data set is written")
@@ -125,14 +124,12 @@ def validate(params: Params, context: StageContext) -> StageReport:
     result = schafer_turek_cylinder(re=20, diameter_cells=v.diameter_cells, steps=v.steps,
                                     bounce_back=params.solver.bounce_back, device=context.device,
                                     engine=params.solver.engine)
-    write_json(context.out(str(DATA / "lbm_validation.json")), result)
+    write_json(context.out("lbm_validation.json"), result)
     return StageReport(metrics={k: result[k] for k in ("cd_mean", "dp", "mlups", "wall_time_s")}
                        | {f"relative_error.{k}": e for k, e in result["relative_error"].items()})
 
 
 # ---------------------------------------------------------------- train
-
-MODELS = DATA / "models"
 
 
 def model_file(folder: Path, kind: str, seed_number: int) -> Path:
@@ -140,13 +137,13 @@ def model_file(folder: Path, kind: str, seed_number: int) -> Path:
 
 
 @stage_task
-def train_model(kind: str, seed_number: int, seed: int, params: Params, data_folder: Path, models: Path) -> dict:
+def train_model(kind: str, seed_number: int, seed: int, params: Params, dataset: DatasetFiles, models: Path) -> dict:
     """One surrogate on this worker (one torch thread); saves it and returns its training summary."""
     single_torch_thread()
-    samples, split = load_samples(data_folder)
+    samples, split = load_samples(dataset)
     train, val = select(samples, split["train"]), select(samples, split["val"])
     config = train_config(params.surrogate, kind, seed, params.sampling, params.solver.profile_bins)
-    trained = train_surrogate(config, train, val, Standardizer.fit(train))
+    trained = train_surrogate(config, build_model, train, val, Standardizer.fit(train))
     trained.save(model_file(models, kind, seed_number))
     h = trained.history
     conflicts = [c for c in h["conflict_rate"] if np.isfinite(c)]
@@ -161,30 +158,29 @@ def train_model(kind: str, seed_number: int, seed: int, params: Params, data_fol
 
 @flow(name="unidrag-train", task_runner=task_runner("process"))
 def train(params: Params, context: StageContext) -> StageReport:
-    data_folder, models = context.data(str(DATA)), context.out(str(MODELS))
+    dataset = DatasetFiles(context.data("shapes"), context.data("labels"), context.data("splits.json"))
+    models = context.out("models")
     models.mkdir(parents=True)
     runs = params.surrogate.runs(params.seed)
     futures = train_model.map([r[0] for r in runs], [r[1] for r in runs], [r[2] for r in runs], unmapped(params),
-                              unmapped(data_folder), unmapped(models))
+                              unmapped(dataset), unmapped(models))
     rows = futures.result()
     if params.surrogate.gbt:
-        samples, split = load_samples(data_folder)
+        samples, split = load_samples(dataset)
         started = time.perf_counter()
         gbt = fit_gbt(select(samples, split["train"]), derive_seed(params.seed, "gbt"))
         (models / "gbt.pkl").write_bytes(pickle.dumps(gbt))
         rows.append({"kind": "gbt", "seed_number": 0, "seconds": time.perf_counter() - started})
-    write_json(context.out(str(DATA / "train_report.json")), [{k: v for k, v in r.items() if k != "curves"} for r in rows])
+    write_json(context.out("train_report.json"), [{k: v for k, v in r.items() if k != "curves"} for r in rows])
     first = next(r for r in rows if r["kind"] == "unidrag" and r["seed_number"] == 0)
     metrics = {f"{r['kind']}.seed{r['seed_number']}.{k}": r[k] for r in rows
                for k in ("seconds", "seconds_per_step", "shapes_per_second", "final_loss", "steps_run", "best_step")
                if r.get(k) is not None}
     return StageReport(metrics=metrics, curves={f"unidrag.{m}": v for m, v in first["curves"].items()},
-                       models={f"{PAPER}-surrogate": str(model_file(MODELS, "unidrag", 0))})
+                       models={f"{PAPER}-surrogate": str(model_file(Path("models"), "unidrag", 0))})
 
 
 # ---------------------------------------------------------------- solve (optimise)
-
-OPT = DATA / "opt"
 
 
 def optimisation_shapes(split: dict[str, list[int]], types: list[str], count: int) -> list[int]:
@@ -199,7 +195,7 @@ def optimisation_shapes(split: dict[str, list[int]], types: list[str], count: in
 @lru_cache(maxsize=1)
 def frozen_surrogate(path: str):
     """The Cd model of a saved surrogate, loaded once per worker process."""
-    return partial(predict_cd, TrainedSurrogate.load(Path(path)))
+    return partial(predict_cd, load_surrogate(Path(path)))
 
 
 @stage_task
@@ -221,15 +217,15 @@ def optimise_shape(index: int, method: str, params: Params, shapes: Path, model:
 
 @flow(name="unidrag-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
-    split = json.loads(context.data(str(DATA / "splits.json")).read_text())
+    split = json.loads(context.data("splits.json").read_text())
     types = [v.body_type for v in sample_family(params.geometry.per_type, params.seed)]
     indices = optimisation_shapes(split, types, params.optimisation.shapes)
-    out = context.out(str(OPT))
+    out = context.out("opt")
     out.mkdir(parents=True)
     jobs = [(i, m) for i in indices for m in params.optimisation.methods]
     futures = optimise_shape.map([j[0] for j in jobs], [j[1] for j in jobs], unmapped(params),
-                                 unmapped(context.data(str(DATA / "shapes"))),
-                                 unmapped(context.data(str(model_file(MODELS, "unidrag", 0)))), unmapped(out))
+                                 unmapped(context.data("shapes")),
+                                 unmapped(model_file(context.data("models"), "unidrag", 0)), unmapped(out))
     rows = [row | {"body_type": types[row["index"]]} for row in futures.result()]
     write_json(out / "summary.json", rows)
     metrics = {}
@@ -263,14 +259,14 @@ def verify_batch(rows: list[dict], params: Params, device: str, opt: Path) -> li
 
 @flow(name="unidrag-calibrate", task_runner=task_runner("process"))
 def calibrate(params: Params, context: StageContext) -> StageReport:
-    opt = context.data(str(OPT))
+    opt = context.data("opt")
     rows = json.loads((opt / "summary.json").read_text())
     size = params.solver.batch_size
     batches = [rows[i:i + size] for i in range(0, len(rows), size)]
     futures = verify_batch.map(batches, unmapped(params), unmapped(context.device), unmapped(opt))
     results = futures.result()
     lbm = {(r["index"], r["method"]): r for batch in results for r in batch}
-    labels_folder = context.data(str(DATA / "labels"))
+    labels_folder = context.data("labels")
     verified = []
     for row in rows:
         run = lbm[row["index"], row["method"]]
@@ -280,7 +276,7 @@ def calibrate(params: Params, context: StageContext) -> StageReport:
             cd_base, profile_base = float(label["cd"]), label["profile"].tolist()
         outcome = verified_outcome(cd_base, run["cd_lbm"], row["a_ref_ratio"], row["constraints_hold"])
         verified.append(row | outcome | {"profile_base": profile_base, "profile_opt": run["profile_lbm"]})
-    write_json(context.out(str(DATA / "verified.json")), verified)
+    write_json(context.out("verified.json"), verified)
     metrics = {"lbm_runs": len(rows), "lbm_core_seconds": float(sum(batch[0]["batch_wall_s"] for batch in results))}
     for method in params.optimisation.methods:
         mine = [v for v in verified if v["method"] == method]
@@ -304,7 +300,7 @@ def surrogate_predictions(params: Params, models: Path, test: list) -> tuple[dic
     predictions [seeds, n]) for every trained model."""
     scores, first, cd = {}, {}, {}
     for kind, seed_number, _ in params.surrogate.runs(params.seed):
-        predictions = predict(TrainedSurrogate.load(model_file(models, kind, seed_number)), test)
+        predictions = predict(load_surrogate(model_file(models, kind, seed_number)), test)
         scores.setdefault(kind, []).append(surrogate_metrics(predictions, test))
         first.setdefault(kind, predictions)
         cd.setdefault(kind, []).append([p["cd"] for p in predictions])
@@ -335,38 +331,37 @@ def optimisation_plots(verified: list[dict], opt: Path, types: list[str], folder
 @flow(name="unidrag-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
     single_torch_thread()
-    dataset = json.loads(context.data(str(DATA / "dataset_metrics.json")).read_text())
-    validation = json.loads(context.data(str(DATA / "lbm_validation.json")).read_text())
-    records = load_labels(context.data(str(DATA / "labels")))
+    dataset = json.loads(context.data("dataset_metrics.json").read_text())
+    validation = json.loads(context.data("lbm_validation.json").read_text())
+    records = load_labels(context.data("labels"))
     types = [row["body_type"] for row in sorted(dataset["per_shape"], key=lambda r: r["index"])]
     c = params.checks
     claims = validation_claims(validation, dataset, c.cd_tolerance, c.recirculation_tolerance, c.max_drift,
                                c.decide_claims)
-    samples, split = load_samples(context.data(str(DATA)))
+    samples, split = load_samples(DatasetFiles(context.data("shapes"), context.data("labels"), context.data("splits.json")))
     test = select(samples, split["test"])
-    scores, predictions, cd = surrogate_predictions(params, context.data(str(MODELS)), test)
+    scores, predictions, cd = surrogate_predictions(params, context.data("models"), test)
     intervals = r2_intervals(np.array([s.cd for s in test]), cd, [("unidrag", "transolver")],
                              params.surrogate.bootstrap, derive_seed(params.seed, "bootstrap"))
     claims.append(prediction_claim(scores, intervals, c.min_r2, c.decide_claims))
-    verified = json.loads(context.data(str(DATA / "verified.json")).read_text())
+    verified = json.loads(context.data("verified.json").read_text())
     by_method = {m: [v for v in verified if v["method"] == m] for m in params.optimisation.methods}
     claims += optimisation_claims(by_method, c.min_reduction, c.min_success, c.decide_claims)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
 
-    folder = context.out(str(DATA / "plots"))
+    folder = context.out("plots")
     dataset_plots.cd_per_body_type(types, [float(r["cd"]) for r in records], folder / "cd_per_body_type.png")
     first = [types.index(t) for t in BODY_TYPES]
     dataset_plots.silhouettes_with_cp([records[i] for i in first], list(BODY_TYPES), folder / "surface_cp.png")
     dataset_plots.drag_profiles(records, types, folder / "drag_profiles.png")
     dataset_plots.convergence_traces(records, types, params.solver.average_steps, folder / "convergence.png")
-    opt_plots.validation_curves(json.loads(context.data(str(DATA / "train_report.json")).read_text()),
+    opt_plots.validation_curves(json.loads(context.data("train_report.json").read_text()),
                                 folder / "validation_curves.png")
     opt_plots.predicted_vs_lbm_cd(np.array([s.cd for s in test]),
                                   {k: np.array([p["cd"] for p in rows]) for k, rows in predictions.items()},
                                   folder / "predicted_vs_lbm_cd.png")
     opt_plots.surface_cp(test[0].surface_points, test[0].surface_cp, predictions["unidrag"][0]["surface_cp"],
                          folder / "surface_cp_predicted.png")
-    optimisation_plots(verified, context.data(str(OPT)), types, folder)
+    optimisation_plots(verified, context.data("opt"), types, folder)
 
     claim = {cl.id: cl for cl in claims}
     metrics = {k: v for k, v in dataset.items() if k != "per_shape"} | {
@@ -376,12 +371,11 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     metrics |= {f"{method}.{name}": value for method, summary in claim["C3"].details["methods"].items()
                 for name, value in summary.items()}
     c1 = claim["C1"].details
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(
-        claims, r2_transolver=c1["r2_transolver"], gain_ci_low=c1["absolute_gain_interval"]["ci_low"],
-        gain_ci_high=c1["absolute_gain_interval"]["ci_high"], r2_ci_low=intervals["unidrag"]["ci_low"],
-        r2_ci_high=intervals["unidrag"]["ci_high"], test_shapes=len(test)))
+    headline = {"r2_transolver": c1["r2_transolver"], "gain_ci_low": c1["absolute_gain_interval"]["ci_low"],
+                "gain_ci_high": c1["absolute_gain_interval"]["ci_high"], "r2_ci_low": intervals["unidrag"]["ci_low"],
+                "r2_ci_high": intervals["unidrag"]["ci_high"], "test_shapes": len(test)}
     metrics |= {f"{kind}.r2_cd_{k}": v for kind, row in intervals.items() for k, v in row.items()}
-    return StageReport(metrics=metrics, tags={f"claim.{claim.id}": str(claim.passed) for claim in claims})
+    return StageReport(metrics=metrics, claims=claims, headline=headline)
 
 
 STAGES = {"generate": generate, "validate": validate, "train": train, "solve": solve, "calibrate": calibrate,

@@ -7,8 +7,8 @@ against torch autograd's exact Hessians; and its curvature-aware descent against
 
 - params.py: the typed Params of stages/zovh/params.yaml.
 - points.py: the evaluation points of the Hessian study (R-near and R-paper starts, normalised-gradient path).
-- study.py: one seed of the Hessian-error study, every estimator along every path.
-- optimisation.py: one (function, method, seed) descent over the step-size grid; the best step per method.
+- experiments.py: one seed of the Hessian-error study, every estimator along every path; one (function, method,
+  seed) descent over the step-size grid; the best step per method.
 - claims.py: the claim checks C1-C5; plots.py: error per estimator and query budget, descent curves.
 - pipeline.py: the Prefect flows generate, solve, evaluate (`STAGES`); cli.py: `papers zovh estimate`.
 """

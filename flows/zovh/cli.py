@@ -16,7 +16,7 @@ import numpy as np
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_count, check_output
+from tasks.core.inputs import InputError, check_choice, check_count, check_number, check_output, check_range
 from tasks.core.io import staged_output
 from tasks.userdata.arrays import read_array
 from tasks.userdata.functions import load_function
@@ -30,14 +30,10 @@ MAX_QUERIES = 100_000
 
 
 def check_options(method: str, queries: int, mu: float, seed: int) -> None:
-    if method not in METHODS:
-        raise InputError(f"--method: must be one of {', '.join(METHODS)}, got {method!r}")
-    if not 3 <= queries <= MAX_QUERIES:
-        raise InputError(f"--queries: must be in 3..{MAX_QUERIES:,}, got {queries}")
-    if not (math.isfinite(mu) and mu > 0):
-        raise InputError(f"--mu: must be a finite number > 0, got {mu}")
-    if seed < 0:
-        raise InputError(f"--seed: must be >= 0, got {seed}")
+    check_choice("--method", method, METHODS)
+    check_range("--queries", queries, low=3, high=MAX_QUERIES)
+    check_number("--mu", mu, above=0)
+    check_range("--seed", seed, low=0)
 
 
 def batched(function, reference: str):

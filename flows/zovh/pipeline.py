@@ -16,7 +16,6 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -26,13 +25,10 @@ from tasks.zeroth.functions import hessian_study_functions, random_quadratic
 from . import plots
 from .claims import claims as paper_claims
 from .claims import mean_errors
-from .optimisation import best_lr, run_method, time_methods
+from .experiments import best_lr, run_method, seed_study, time_methods
 from .params import HessianStudy, Method, Optimisation, Params
 from .points import REGIMES, path, start
-from .study import seed_study
 
-PAPER = "zovh"
-DATA = Path("data") / PAPER
 FUNCTIONS = ("quadratic", "rosenbrock", "styblinski_tang")
 
 
@@ -59,7 +55,7 @@ def make_seed(folder: Path, h: HessianStudy, base: int, k: int) -> dict:
 
 @flow(name="zovh-generate", task_runner=task_runner())
 def generate(params: Params, context: StageContext) -> StageReport:
-    folder = context.out(str(DATA / "problems"))
+    folder = context.out("problems")
     folder.mkdir(parents=True)
     h, o = params.hessian, params.optimisation
     rows = [f.result() for f in [make_seed.submit(folder, h, params.seed, k) for k in range(h.seeds)]]
@@ -104,7 +100,7 @@ def timing(o: Optimisation, function: str, x0: np.ndarray, seed: int) -> dict[st
 
 @flow(name="zovh-solve", task_runner=task_runner("process"))
 def solve(params: Params, context: StageContext) -> StageReport:
-    problems, folder = context.data(str(DATA / "problems")), context.out(str(DATA / "runs"))
+    problems, folder = context.data("problems"), context.out("runs")
     (folder / "descent").mkdir(parents=True)
     h, o = params.hessian, params.optimisation
     x0 = np.load(problems / "descent_x0.npy")
@@ -156,28 +152,26 @@ def descent_summary(folder: Path, o: Optimisation, timings: dict) -> tuple[dict,
 
 @flow(name="zovh-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    runs = context.data(str(DATA / "runs"))
+    runs = context.data("runs")
     h, o = params.hessian, params.optimisation
     rows = read_rows(runs / "hessian_errors.csv")
     errors = mean_errors(rows)
     descent, curves = descent_summary(runs / "descent", o, json.loads((runs / "timing.json").read_text()))
     claims = paper_claims(errors, list(FUNCTIONS), h.K, descent, params.decide_claims)
-    write_json(context.out(str(DATA / "claims.json")), claims_document(PAPER, context.profile, context.commit, claims))
-    write_json(context.out(str(DATA / "metrics.json")), headline_metrics(claims))
-    write_csv(context.out(str(DATA / "hessian_errors.csv")),
+    write_csv(context.out("hessian_errors.csv"),
               [{"function": fn, "regime": regime, "estimator": est, "K": K, "mean_frob_err": e}
                for (fn, regime, est, K), e in sorted(errors.items())])
-    write_csv(context.out(str(DATA / "descent.csv")),
+    write_csv(context.out("descent.csv"),
               [{"function": fn, "method": m, **{k: v for k, v in row.items() if k != "median_ratio_by_lr"}}
                for fn, methods in descent.items() for m, row in methods.items()])
-    folder = context.out(str(DATA / "plots"))
+    folder = context.out("plots")
     plots.error_vs_queries(errors, list(FUNCTIONS), list(h.estimators), folder / "error_vs_queries.png")
     plots.error_by_regime(errors, list(FUNCTIONS), list(h.estimators), h.K, folder / "error_by_regime.png")
     plots.descent_curves(curves, folder / "descent.png")
     metrics = {f"{fn}.{regime}.{est}.K{K}.frob_err": e for (fn, regime, est, K), e in errors.items()}
     metrics |= {f"descent.{fn}.{m}.best_median_ratio": row["best_median_ratio"]
                 for fn, methods in descent.items() for m, row in methods.items()}
-    return StageReport(metrics=metrics, tags={f"claim.{c.id}": str(c.passed) for c in claims})
+    return StageReport(metrics=metrics, claims=claims)
 
 
 STAGES = {"generate": generate, "solve": solve, "evaluate": evaluate}

@@ -3,13 +3,17 @@
 An `InputError` is a user's mistake (a bad file, value or reference), not a bug: the `papers`
 command prints its message as one line and exits 2, without a traceback. Readers of user files
 raise it (or a subclass naming their format) with the path, the problem and, where useful,
-the fix; the checks here are the ones every reader needs.
+the fix; the checks here are the ones every reader needs. A command's option values (a range, a finite
+number, a choice) are checked by check_range, check_number and check_choice, which share one refusal
+naming the option, the rule and the value got: "--steps: must be in 1..100,000, got 0".
 """
 from __future__ import annotations
 
+import math
+import operator
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 MAX_INPUT_BYTES = 256 * 2**20  # the largest user file any command reads into memory
@@ -99,3 +103,42 @@ def check_count(what: str, value: int, limit: int, unit: str = "") -> int:
     if value > limit:
         raise InputError(f"{what}: {value:,}{unit} is over the limit of {limit:,}{unit}")
     return value
+
+
+def check_range(name: str, value: int, low: int, high: int | None = None, note: str = "") -> int:
+    """An integer option in low..high, both included (no upper bound when `high` is None)."""
+    if value < low or (high is not None and value > high):
+        rule = f"in {low:,}..{high:,}" if high is not None else f">= {low:,}"
+        raise _refusal(name, rule, f"{value:,}", note)
+    return value
+
+
+_COMPARISONS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+_BRACKETS = {">": "(", ">=": "[", "<": ")", "<=": "]"}  # the interval notation of each bound
+
+
+def check_number(name: str, value: float, *, above: float | None = None, at_least: float | None = None,
+                 below: float | None = None, at_most: float | None = None, note: str = "") -> float:
+    """A real option: finite, and within the bounds given (`above`, `below` excluded; `at_least`, `at_most`
+    included). The rule is told as one bound ("a finite number > 0") or as an interval ("in [0, 0.5)")."""
+    bounds = [(sign, bound) for sign, bound in zip((">", ">=", "<", "<="), (above, at_least, below, at_most))
+              if bound is not None]
+    if not math.isfinite(value) or not all(_COMPARISONS[sign](value, bound) for sign, bound in bounds):
+        if len(bounds) == 2:
+            (low_sign, low), (high_sign, high) = bounds
+            rule = f"in {_BRACKETS[low_sign]}{low:g}, {high:g}{_BRACKETS[high_sign]}"
+        else:
+            rule = " ".join(["a finite number", *(f"{sign} {bound:g}" for sign, bound in bounds)])
+        raise _refusal(name, rule, f"{value}", note)
+    return value
+
+
+def check_choice(name: str, value: str, choices: Collection[str]) -> str:
+    """An option that names one of `choices` (a dict: one of its keys)."""
+    if value not in choices:
+        raise _refusal(name, f"one of {', '.join(choices)}", repr(value))
+    return value
+
+
+def _refusal(name: str, rule: str, got: str, note: str = "") -> InputError:
+    return InputError(f"{name}: must be {rule}{f' ({note})' if note else ''}, got {got}")

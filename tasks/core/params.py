@@ -1,7 +1,7 @@
 """Validate a paper's params into typed objects before any work starts.
 
 Each paper declares a pydantic model (extra keys forbidden). A bad key, type or value raises
-ParamsError whose lines read like `se3_sync.default.noise_levels[2]: must be >= 0, got -0.1`.
+ParamsError whose lines read like `<paper>.default.noise_levels[2]: must be >= 0, got -0.1`.
 """
 from __future__ import annotations
 
@@ -101,12 +101,30 @@ def active_profile(root: Path) -> str:
     return profile
 
 
-def load_paper_params(root: Path, paper: str, profile: str, model: type[Model]) -> Model:
-    """Validate `<paper>.<profile>` of stages/<paper>/params.yaml into `model`."""
+def merged(base: dict, override: dict) -> dict:
+    """`base` with `override` laid over it: mappings merge key by key, any other value (a list included) replaces."""
+    result = dict(base)
+    for key, value in override.items():
+        result[key] = merged(result[key], value) if isinstance(value, dict) and isinstance(result.get(key), dict) else value
+    return result
+
+
+def profile_values(root: Path, paper: str, profile: str) -> dict:
+    """The raw values of `<paper>.base` overlaid with `<paper>.<profile>` from stages/<paper>/params.yaml."""
     data = read_yaml(root / "stages" / paper / "params.yaml")
-    profiles = data.get(paper)
-    if not isinstance(profiles, dict):
+    sections = data.get(paper)
+    if not isinstance(sections, dict):
         raise ParamsError([f"{paper}: required key is missing in stages/{paper}/params.yaml"])
-    if profile not in profiles:
-        raise ParamsError([f"{paper}.{profile}: required key is missing (profiles given: {sorted(profiles)})"])
-    return validate(model, profiles[profile], f"{paper}.{profile}")
+    for key in ("base", profile):
+        if not isinstance(sections.get(key), dict):
+            raise ParamsError([f"{paper}.{key}: required mapping is missing or not a mapping, got {sections.get(key)!r} "
+                               f"(sections given: {sorted(sections)})"])
+    unknown = sorted(set(sections) - {"base", *PROFILES})
+    if unknown:
+        raise ParamsError([f"{paper}.{unknown[0]}: unknown section (sections: base, {', '.join(PROFILES)})"])
+    return merged(sections["base"], sections[profile])
+
+
+def load_paper_params(root: Path, paper: str, profile: str, model: type[Model]) -> Model:
+    """Validate the `profile` values of stages/<paper>/params.yaml (its base, overridden) into `model`."""
+    return validate(model, profile_values(root, paper, profile), f"{paper}.{profile}")

@@ -1,4 +1,4 @@
-"""Noisy chain arithmetic: a multi-step reasoning task with an exact outcome checker (spec lambda_grpo §6.1).
+"""Noisy chain arithmetic: a multi-step reasoning task with an exact outcome checker (spec §6.1).
 
 Prompt `BOS x0 op1 d1 ... opK dK SEP` (digits 0-9, ops + - *), reference completion `y1 ... yK A yK EOS` with
 y_k = (y_{k-1} op_k d_k) mod 10, y_0 = x0. The intermediate digits are the process steps; the reward only

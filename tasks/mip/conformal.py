@@ -1,5 +1,5 @@
 """Split-conformal calibration and the stopping rules, replayed on recorded solves
-(spec mip_early_stop §3.6-3.7, baselines §4.2-4.3, §4.5, §4.6, claim 1 of §6).
+(spec §3.6-3.7, baselines §4.2-4.3, §4.5, §4.6, claim 1 of §6).
 
 Units: predictions, scores and tau are absolute objective units; eps is relative
 (r = (U - U_final) / (|U_final| + 0.1)). Mixing them is intended (§3.6).

@@ -1,4 +1,4 @@
-"""Solver-state features of a recorded solve (spec mip_early_stop §3.1), on eligible rows only.
+"""Solver-state features of a recorded solve (spec §3.1), on eligible rows only.
 
 A row is *eligible* when both bounds are finite (|L|, |U| < B: SCIP has a dual bound and an
 incumbent, not the clipped "none yet" value +-B) and the root node is finished (SCIP has

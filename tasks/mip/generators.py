@@ -1,4 +1,4 @@
-"""Random MILP families written as MPS files (spec mip_early_stop §5, §7).
+"""Random MILP families written as MPS files (spec §5, §7).
 
 Each family is a function `(rng, **size) -> pyscipopt.Model` that draws one instance from
 `rng` alone, so `generate(family, size, seed, path)` is deterministic for a seed (same

@@ -1,4 +1,4 @@
-"""The learned gap predictor (spec mip_early_stop §3.3-3.5): normaliser, bounded LSTM, loss, training.
+"""The learned gap predictor (spec §3.3-3.5): normaliser, bounded LSTM, loss, training.
 
 Reading order: `Normalizer` (one affine map per feature column), `GapLSTM` (causal LSTM whose
 output is a fraction of the solver's own gap U - L), `relative_l1_loss` (the code's `RescaledMSE2`),

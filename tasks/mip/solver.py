@@ -1,4 +1,4 @@
-"""SCIP solves that record the solver state as a Trajectory (spec mip_early_stop §3.1, §4, §6).
+"""SCIP solves that record the solver state as a Trajectory (spec §3.1, §4, §6).
 
 `solve` reads an MPS file, applies the §6 settings (`configure`), and attaches a `Sampler`
 event handler. The handler samples (t, wall, L, U, nsols, nodes, lp_iters) on LP solves,

@@ -1,6 +1,6 @@
 """A recorded solve: the solver state sampled along one SCIP run, in minimization sense.
 
-Spec mip_early_stop §2-3. Everything here is in minimization sense (a maximization problem's
+Spec §2-3. Everything here is in minimization sense (a maximization problem's
 objective, bounds and incumbent are negated) and bounds are clipped to [-B, B], B the family's
 bound constant, so that "no incumbent yet" reads as U = B.
 """

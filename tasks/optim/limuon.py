@@ -1,6 +1,6 @@
 """LiMuon (Huang, Luo & Chen, ICML 2026): Muon with a STORM estimator, optionally kept in low rank.
 
-Per matrix W (spec papers/limuon.md §3.2, practical order):
+Per matrix W (the paper's §3.2, practical order):
     g     = grad f(W_{t+1}; xi)        g_old = grad f(W_t; xi)       (same batch, same RNG)
     M     = g + (1 - beta) (Mhat_t - g_old)                           (M_0 = g on the first step)
     W_{t+2} = W_{t+1} (1 - lr wd) - lr sqrt(max(1, m/n)) orth(M)

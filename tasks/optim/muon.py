@@ -2,7 +2,6 @@
 
 The math is pure functions on tensors (Newton-Schulz, exact polar factor, the soft polar map Phi_tau,
 the momentum rule); the optimizer classes keep state and walk parameter groups.
-Spec: papers/softsignum.md §3.4 and §4, papers/limuon.md §3.1.
 """
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Stochastic Polyak step sizes: SPS_safe, its IMA momentum form, and the Polyak baselines.
 
-Spec: papers/sps_safe.md §3-4. The step-size rules are pure functions of scalars (python floats, numpy
-arrays of one value per run, or 0-d tensors), so one definition serves the vectorised numpy sweeps and the
-torch optimizers below. Every rule takes the mini-batch loss f_i(x_t) and the squared norm ||g_t||^2 of
-the subgradient of the SAME mini-batch.
+The step-size rules are pure functions of scalars (python floats, numpy arrays of one value per run, or 0-d
+tensors), so one definition serves the vectorised numpy sweeps and the torch optimizers below. Every rule takes the
+mini-batch loss f_i(x_t) and the squared norm ||g_t||^2 of the subgradient of the SAME mini-batch.
 
     SPS_safe      gamma = (f_i - l*) / max(||g||^2, M)
     SPS_max       gamma = min((f_i - l*) / (c ||g||^2 + eps), gamma_b)

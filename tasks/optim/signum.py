@@ -1,4 +1,4 @@
-"""Signum, SoftSignum and HardSwitchSign: one momentum update with three maps after the sign phase (spec softsignum §3.3).
+"""Signum, SoftSignum and HardSwitchSign: one momentum update with three maps after the sign phase.
 
     m <- g on the first step, else beta m + (1 - dampening) g     (torch.optim.SGD's buffer; dampening = beta is EMA)
     d <- g + beta m if nesterov else m

@@ -1,4 +1,4 @@
-"""The SoftSignum/SoftMuon temperature: a schedule fitted once at the end of the sign phase (spec softsignum §3.2).
+"""The SoftSignum/SoftMuon temperature: a schedule fitted once at the end of the sign phase.
 
 At step T_sign + 1 the values of a parameter group (momentum entries, or gradient singular values) get a robust
 Cauchy fit (median, MAD without the 1.4826 factor); schedule index j uses the quantile q_j of |X| at level

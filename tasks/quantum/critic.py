@@ -1,4 +1,4 @@
-"""The evaluator E_phi(G, S, P) -> rho_hat (spec neural_qaoa2 §3.4, code `Critic_R`).
+"""The evaluator E_phi(G, S, P) -> rho_hat (spec §3.4, code `Critic_R`).
 
 A learned GNN surrogate of the final QAOA^2 performance ratio of a level-0 decision: graph G,
 partition S (as intra-part edge weights w^c) and per-part QAOA angles P (carried by every node).

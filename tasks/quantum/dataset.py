@@ -1,4 +1,4 @@
-"""Reference optima, labelled QAOA^2 runs, and the critic's samples (spec neural_qaoa2 §3.4, §6)."""
+"""Reference optima, labelled QAOA^2 runs, and the critic's samples (spec §3.4, §6)."""
 from __future__ import annotations
 
 import json

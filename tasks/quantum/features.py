@@ -1,4 +1,4 @@
-"""Graph encoding shared by the critic and the generator (spec neural_qaoa2 §3.3).
+"""Graph encoding shared by the critic and the generator (spec §3.3).
 
 Every graph the neural policy sees, coarse graphs included, becomes a `GraphTensors`: five
 z-scored structural features per node and both directions of every edge with the attribute

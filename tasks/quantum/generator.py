@@ -1,4 +1,4 @@
-"""The joint generator G_psi(G) -> (S, P) and the neural QAOA^2 policy (spec neural_qaoa2 §3.5).
+"""The joint generator G_psi(G) -> (S, P) and the neural QAOA^2 policy (spec §3.5).
 
 Partition first, then parameters:
   node embeddings H (GAT encoder) -> Orthogonal Complement Head -> S_soft (n, k)
@@ -262,14 +262,14 @@ def load_networks(path: str | Path) -> tuple[Critic, JointGenerator, dict]:
         blob = torch.load(path, map_location="cpu", weights_only=True)  # load_state_dict copies onto CPU anyway
     except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, KeyError, IndexError, TypeError):
         raise InputError(f"networks file {path}: not a file written by torch.save (expected the QAOA^2 networks "
-                         "that `papers run neural_qaoa2` trains)") from None
+                         "that save_networks writes)") from None
     parts = ("critic", "generator", "config")
     if not (isinstance(blob, dict) and all(isinstance(blob.get(key), dict) for key in parts)
             and all(isinstance(blob[key].get("config"), dict) and isinstance(blob[key].get("state"), dict)
                     for key in parts[:2])):
         keys = ", ".join(map(str, blob)) if isinstance(blob, dict) else type(blob).__name__
         raise InputError(f"networks file {path}: a torch file of another kind (holds {keys[:120]}), expected the "
-                         "critic and generator that `papers run neural_qaoa2` saves")
+                         "critic and generator that save_networks writes")
     networks = []
     for key, kind in (("critic", Critic), ("generator", JointGenerator)):
         config = blob[key]["config"]

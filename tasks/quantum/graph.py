@@ -1,4 +1,4 @@
-"""Weighted graphs for MaxCut (spec neural_qaoa2 §2): the one type every QAOA^2 piece shares."""
+"""Weighted graphs for MaxCut (spec §2): the one type every QAOA^2 piece shares."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""MaxCut instances (spec neural_qaoa2 §6): synthetic Biq Mac-like families, graph files, reference OPT.
+"""MaxCut instances (spec §6): synthetic Biq Mac-like families, graph files, reference OPT.
 
 Families (each `generator(n_or_L, rng)`, deterministic for a seed):
   g05_n   G(n, 0.5), w = 1            pm1s_n  G(n, 0.1), w = ±1

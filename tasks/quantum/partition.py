@@ -1,4 +1,4 @@
-"""Baseline partition policies of QAOA^2 (spec neural_qaoa2 §4): random, modularity, boundary, kl.
+"""Baseline partition policies of QAOA^2 (spec §4): random, modularity, boundary, kl.
 
 Every policy is `(graph, n_max, rng) -> list[np.ndarray]`: a disjoint cover of the nodes 0..n-1 by
 non-empty parts of at most n_max nodes (sorted node ids per part). A graph with <= n_max nodes is

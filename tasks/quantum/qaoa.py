@@ -1,4 +1,4 @@
-"""Depth-1 QAOA on one small subgraph, simulated exactly with numpy (spec neural_qaoa2 §3.1).
+"""Depth-1 QAOA on one small subgraph, simulated exactly with numpy (spec §3.1).
 
 The state lives in qiskit's little-endian order: basis index i holds qubit q in bit q of i.
   H_C = ½ Σ_(u,v) w_uv Z_u Z_v                     (diagonal: `cost_table`, Cut = W/2 − H_C)

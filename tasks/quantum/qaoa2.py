@@ -1,4 +1,4 @@
-"""QAOA^2 divide and conquer (spec neural_qaoa2 §3.2, code `qaoa_square`).
+"""QAOA^2 divide and conquer (spec §3.2, code `qaoa_square`).
 
 At each level the policy splits the current graph into parts of <= n_max nodes and gives each part its
 initial (gamma, beta); every part is solved by QAOA; the parts become super-nodes of a coarse graph whose

@@ -1,4 +1,4 @@
-"""QUBO -> MaxCut on n + 1 nodes (spec neural_qaoa2 §2).
+"""QUBO -> MaxCut on n + 1 nodes (spec §2).
 
 For max xᵀQx over x ∈ {0,1}^n with Q symmetric, add node 0 and let x_i = [s_{i+1} ≠ s_0]
 (variable i is node i + 1). With

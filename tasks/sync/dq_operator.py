@@ -1,6 +1,6 @@
 """The DQ measurement matrix C as one fused operator, and the two iterations that apply it.
 
-C (spec se3_sync §3.2) is kept as its off-diagonal DQ blocks in compressed-row form, built once:
+C (spec §3.2) is kept as its off-diagonal DQ blocks in compressed-row form, built once:
 row i holds C_ij (8 doubles: standard | dual part) for each neighbour j, and C_ii = 1 is implicit.
 The state is one (n, 8) array holding both parts of every node, so an iteration is one fused
 mat-vec over it,
@@ -9,7 +9,7 @@ mat-vec over it,
 
 instead of three real 4n x 4n mat-vecs and the concatenations between them.
 
-Stopping rule (the problem's units, per node; see stages/se3_sync/README.md for the values):
+Stopping rule (the problem's units, per node; the caller picks the values):
 an iteration has converged when every node's rotation part moved by at most `rot_tol` and its
 translation part by at most `trans_tol` x the scene scale,
 

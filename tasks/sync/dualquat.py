@@ -1,4 +1,4 @@
-"""Dual quaternions (DQ) on real arrays (spec se3_sync §3.1).
+"""Dual quaternions (DQ) on real arrays (spec §3.1).
 
 A DQ a = a_s + eps a_d (eps^2 = 0) is a real array of shape (..., 8): standard part a_s in
 [..., :4], dual part a_d in [..., 4:]. A pose (R, t) is the unit DQ (UDQ) s + eps (1/2)(0, t) s

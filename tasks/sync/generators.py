@@ -1,4 +1,4 @@
-"""Synthetic pose graphs (spec se3_sync §6 (a) geometric and (b) additive; a SLAM-like chain).
+"""Synthetic pose graphs (spec §6 (a) geometric and (b) additive; a SLAM-like chain).
 
 Both draw n random poses (R uniform, t ~ N(0, I_3)) and a connected Erdos-Renyi graph with
 edges i < j, in that order from np.random.default_rng(seed), so a seed fixes everything.

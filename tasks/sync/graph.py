@@ -1,6 +1,6 @@
 """The data types every SE(3) synchronization method reads and returns.
 
-Convention (spec se3_sync §2): node i has an unknown pose G_i = (R_i, t_i); an edge (i, j)
+Convention (spec §2): node i has an unknown pose G_i = (R_i, t_i); an edge (i, j)
 carries a measurement Z_ij ~ G_i G_j^{-1} as a 4x4 homogeneous matrix. Estimates are defined
 up to one global right-multiplication G_i -> G_i H.
 """

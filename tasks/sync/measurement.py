@@ -1,4 +1,4 @@
-"""The Hermitian DQ measurement matrix C = C_s + eps C_d (spec se3_sync §3.2).
+"""The Hermitian DQ measurement matrix C = C_s + eps C_d (spec §3.2).
 
 C is stored in its real representation: two sparse real 4n x 4n matrices whose (i, j) blocks
 are L((C_s)_ij) and L((C_d)_ij), so C x costs three sparse mat-vecs.

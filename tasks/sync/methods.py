@@ -1,4 +1,4 @@
-"""SE(3) synchronization methods: the DQ pipeline (spec se3_sync §3.3-3.4) and baselines (§4).
+"""SE(3) synchronization methods: the DQ pipeline (spec §3.3-3.4) and baselines (§4).
 
 Every method is `method(graph, **options) -> SyncResult`; wall_time covers matrix build, solver
 and rounding / pose extraction (perf_counter), not input validation.

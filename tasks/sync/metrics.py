@@ -1,4 +1,4 @@
-"""Gauge-aligned pose errors (spec se3_sync §5, evaluation definitions)."""
+"""Gauge-aligned pose errors (spec §5, evaluation definitions)."""
 from __future__ import annotations
 
 import numpy as np

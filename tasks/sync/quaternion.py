@@ -1,4 +1,4 @@
-"""Quaternion algebra on real arrays (spec se3_sync §3.1).
+"""Quaternion algebra on real arrays (spec §3.1).
 
 A quaternion q = w + x i + y j + z k is a real array of shape (..., 4), scalar first. Every
 function broadcasts over leading dimensions, so a whole pose graph is handled in one call.

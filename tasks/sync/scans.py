@@ -1,4 +1,4 @@
-"""Synthetic multi-scan registration data (spec se3_sync §6(c), `scans`).
+"""Synthetic multi-scan registration data (spec §6(c), `scans`).
 
 A stand-in for the paper's real-data experiment, which we could not read: range scans of an
 asymmetric "potato" taken from a ring of viewpoints, registered pairwise with point-to-point ICP.

@@ -1,4 +1,4 @@
-"""Shared training harness of the optimizer papers (softsignum, limuon, s_adam, sps_safe).
+"""Shared training harness of the optimizer papers.
 
 corpus: the stdlib character corpus; charlm: the tiny decoder-only Transformer; digits: the
 scikit-learn digits classifiers and fake quantisation; synthetic: quadratic, matrix least squares,

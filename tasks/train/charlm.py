@@ -1,4 +1,4 @@
-"""The stdlib char-LM training task: a tiny decoder-only Transformer (spec softsignum §6.3) and its one runner.
+"""The stdlib char-LM training task: a tiny decoder-only Transformer and its one runner.
 
 Pre-LN blocks, GELU MLP, learned positions, untied embedding and head, causal attention, no
 dropout (so a forward pass is a deterministic function of weights and batch, which the closure
@@ -46,7 +46,7 @@ class CausalSelfAttention(nn.Module):
         super().__init__()
         self.n_heads = config.n_heads
         # separate q, k, v matrices (not one fused qkv): Muon-family optimizers orthogonalise each
-        # d_model x d_model matrix on its own, the layout limuon §6.2 counts state for
+        # d_model x d_model matrix on its own, and optimizer state is counted per matrix
         self.q = nn.Linear(config.d_model, config.d_model)
         self.k = nn.Linear(config.d_model, config.d_model)
         self.v = nn.Linear(config.d_model, config.d_model)

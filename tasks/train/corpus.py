@@ -1,4 +1,4 @@
-"""A character corpus from Python standard-library sources (spec softsignum §6.3).
+"""A character corpus from Python standard-library sources.
 
 Shipped with every Python, so no download; the text differs across Python versions, which is
 why the manifest records the SHA-256 of the text and the interpreter version.

@@ -1,7 +1,7 @@
 """scikit-learn's bundled digits (1797 8x8 images, 10 classes) and the MLP classifiers trained on
-them: s_adam §6 (QAT and noisy small-batch), sps_safe §6 P3, limuon §6 optional task.
+them, with or without fake quantisation.
 
-train_classifier is the one runner of those papers: an MLP trained by any optimizer factory, with
+train_classifier is the one runner: an MLP trained by any optimizer factory, with
 per-step rows, per-epoch test evaluations and per-epoch wall times; each paper shapes its own record."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from torch import nn
 from tasks.core.seeding import derive_seed
 from tasks.train.loop import run_training
 
-# (Q, lo, hi) of fake_quantize (s_adam §5): true 4-bit, and the official CIFAR-100 script's 4 levels
+# (Q, lo, hi) of fake_quantize: true 4-bit, and the official CIFAR-100 script's 4 levels
 QUANT_4BIT = (7.0, -8, 7)
 QUANT_CIFAR100_2BIT = (1.5, -2, 1)
 
@@ -82,7 +82,7 @@ def fake_quantize(x: torch.Tensor, q: float, lo: int, hi: int) -> torch.Tensor:
 
 class MLP(nn.Module):
     """ReLU MLP with layer sizes `sizes`. With quant = (Q, lo, hi), every Linear weight and the input
-    of every Linear but the last are fake-quantised (s_adam §6.1). Weights drawn from `seed` alone."""
+    of every Linear but the last are fake-quantised. Weights drawn from `seed` alone."""
 
     def __init__(self, sizes: tuple[int, ...] = (64, 128, 128, 10), quant: tuple[float, int, int] | None = None,
                  seed: int = 0):

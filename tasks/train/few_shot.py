@@ -1,4 +1,4 @@
-"""Data-scarce splits: k training samples per class, every other sample for testing (ddsvm §6), and
+"""Data-scarce splits: k training samples per class, every other sample for testing, and
 scikit-learn's digits as 8x8 images for the convolutional backbones that need the image shape."""
 from __future__ import annotations
 

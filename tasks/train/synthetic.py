@@ -1,7 +1,7 @@
 """The optimizer specs' synthetic problems: numpy data generators (float64) and torch losses.
 
-quad-het (softsignum §6.1), matrix least squares (softsignum mat-het, limuon mat-ls), hinge SVM with
-an exact LP optimum (sps_safe §6 P1, P2), nonsmooth Rosenbrock (s_adam §6.3).
+Heterogeneous quadratics, matrix least squares (identity or log-uniform input scales), hinge SVM with an exact LP
+optimum (interpolated and noisy), nonsmooth Rosenbrock.
 """
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ def matrix_least_squares(m: int, n: int, n_samples: int, sigma: float,
                          input_scales: Literal["identity", "log_uniform"], seed: int) -> dict:
     """Data of min_W (1/N) sum_i 0.5 ||W x_i - y_i||^2 with W in R^{m x n}.
 
-    W* ~ N(0, 1/n) entrywise; x_i ~ N(0, diag(s)) with s = 1 ("identity", limuon mat-ls) or s
-    log-uniform in [1e-2, 1] ("log_uniform", softsignum mat-het; s is the variance per input
+    W* ~ N(0, 1/n) entrywise; x_i ~ N(0, diag(s)) with s = 1 ("identity") or s
+    log-uniform in [1e-2, 1] ("log_uniform"; s is the variance per input
     direction); y_i = W* x_i + sigma n_i. Returns X [N, n], Y [N, m], W_star [m, n], scales [n].
     """
     if input_scales not in INPUT_SCALES:
@@ -109,7 +109,7 @@ def hinge_optimum(A: np.ndarray, b: np.ndarray) -> dict:
 
 
 def svm_interpolated(seed: int) -> dict:
-    """sps_safe P1 (the notebook recipe): n 300, d 100, A = randn + 2, b = randn + 2, x0 = randn."""
+    """Interpolated hinge SVM (the notebook recipe): n 300, d 100, A = randn + 2, b = randn + 2, x0 = randn."""
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((300, 100)) + 2
     b = rng.standard_normal(300) + 2
@@ -118,7 +118,7 @@ def svm_interpolated(seed: int) -> dict:
 
 
 def svm_noisy(seed: int, flip_fraction: float = 0.1) -> dict:
-    """sps_safe P2: n 500, d 50, A = randn, b = sign(A x_true) with round(10%) labels flipped, x0 = 0."""
+    """Noisy hinge SVM: n 500, d 50, A = randn, b = sign(A x_true) with round(10%) labels flipped, x0 = 0."""
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((500, 50))
     x_true = rng.standard_normal(50)

@@ -1,4 +1,4 @@
-"""FFD and constraint measures (spec unidrag §3.4, §10 Geometry/FFD): identity at dP = 0, Bernstein
+"""FFD and constraint measures (spec §3.4, §10 Geometry/FFD): identity at dP = 0, Bernstein
 partition of unity, translation, the displacement bound, the fixed-point inverse, voxelisation by
 inverse + analytic inside vs point-in-polygon on the deformed contour, gradchecks, projections."""
 from __future__ import annotations

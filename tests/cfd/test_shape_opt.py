@@ -1,7 +1,7 @@
-"""Shape optimisation (spec unidrag §3.4, §10 Surrogate/optimisation): the FFD displacement bound,
+"""Shape optimisation (spec §3.4, §10 Surrogate/optimisation): the FFD displacement bound,
 projection onto C1-C3 and backtracking onto C4, EoT transformations that preserve what a point is
 (surface point on the surface with its normal, volume point in the fluid), K = 1 identity EoT equal
-to the no-EoT objective, and the three methods through a real (untrained, tiny) UniDrag surrogate."""
+to the no-EoT objective, and the three methods through a real (untrained, tiny) Transolver surrogate."""
 from __future__ import annotations
 
 import dataclasses
@@ -119,17 +119,20 @@ def test_settings_name_the_bad_field():
 
 @pytest.fixture(scope="module")
 def surrogate():
-    """A real UniDrag network, tiny and untrained (seeded init): the optimiser only needs a
+    """A real Transolver network, tiny and untrained (seeded init): the optimiser only needs a
     differentiable Cd of the geometry."""
-    from tasks.cfd.surrogate.dataset import Standardizer
-    from tasks.cfd.surrogate.training import TrainConfig, TrainedSurrogate, build_model, predict_cd
+    from tasks.cfd.surrogate.features import FEATURES
+    from tasks.cfd.surrogate.samples import Standardizer
+    from tasks.cfd.surrogate.training import TrainConfig, TrainedSurrogate, predict_cd
+    from tasks.cfd.surrogate.transolver import Transolver
 
     torch.manual_seed(0)
-    config = TrainConfig(d=16, blocks=1, heads=2, slices=4, experts=2, top_k=1, steps=1, surface_points=32,
+    config = TrainConfig(kind="transolver", d=16, blocks=1, heads=2, slices=4, steps=1, surface_points=32,
                          volume_points=48)
     standardizer = Standardizer(cd_mean=0.4, cd_std=0.05, profile_mean=np.zeros(32), profile_std=0.05, cp_mean=0.0,
                                 cp_std=1.0, volume_mean=np.zeros(3), volume_std=np.ones(3))
-    trained = TrainedSurrogate(config, build_model(config).eval(), standardizer)
+    model = Transolver(FEATURES, config.d, config.blocks, config.heads, config.slices, config.profile_bins)
+    trained = TrainedSurrogate(config, model.eval(), standardizer)
     return lambda *inputs: predict_cd(trained, *inputs)
 
 

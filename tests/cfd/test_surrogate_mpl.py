@@ -1,4 +1,4 @@
-"""Modality-Protected Learning, spec unidrag §3.2 / §10: PCGrad removes conflicts and leaves agreeing
+"""Modality-Protected Learning, spec §3.2 / §10: PCGrad removes conflicts and leaves agreeing
 gradients alone, its summed step lowers both of two conflicting losses to first order, the EMA
 normaliser, and the training-step helper equals PCGrad done by hand."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The vehicle family (spec unidrag §3.1, §10 Geometry): sampling, exact 2D inside test vs the
+"""The vehicle family (spec §3.1, §10 Geometry): sampling, exact 2D inside test vs the
 contour, outward normals, frontal height, watertight outward 3D meshes, analytic 3D inside vs
 trimesh containment, STL export."""
 from __future__ import annotations

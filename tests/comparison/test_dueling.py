@@ -1,4 +1,4 @@
-"""RDNGD and RDFW (spec riemannian_dueling §10): the direction identity, oracle consistency, invariance, the circle,
+"""RDNGD and RDFW (spec §10): the direction identity, oracle consistency, invariance, the circle,
 negative controls, projection-free feasibility; RZO and pymanopt's RGD as the baselines."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The comparison oracle's noise models (spec ncrs §10 calibration), query counting, and monotone invariance."""
+"""The comparison oracle's noise models (spec §10 calibration), query counting, and monotone invariance."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The Flower deployment launcher's small parts (the full launch is tests/papers/fedcdwa/test_flower.py, slow)."""
+"""The Flower deployment launcher's small parts (the full launch is the federated paper's Flower test, slow)."""
 from __future__ import annotations
 
 import socket

@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from tests.conftest import papers, stage_env
+from tests.conftest import dvc, papers, stage_env
 from tests.integration.test_faults import add_nappy
 
 pytestmark = pytest.mark.integration
 
-PARAMS = "nappy:\n  smoke: {workers: 1, nap_s: 0.1}\n  default: {workers: 1, nap_s: 0.1}\n  full: {workers: 1, nap_s: 0.1}\n"
+PARAMS = "nappy:\n  base: {workers: 1, nap_s: 0.1}\n  smoke: {}\n  default: {}\n  full: {}\n"
 
 
 def test_a_smoke_run_of_a_default_checkout_leaves_git_status_clean(repo_copy, prefect_server):
@@ -42,3 +42,16 @@ def test_a_smoke_run_of_a_default_checkout_leaves_git_status_clean(repo_copy, pr
     client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
     runs = client.search_runs([client.get_experiment_by_name("nappy").experiment_id], "tags.kind = 'stage'")
     assert [(r.data.tags["profile"], r.info.status) for r in runs] == [("smoke", "FINISHED")]
+
+
+def test_a_stage_depends_on_its_active_profile_only(repo_copy, prefect_server):
+    """Editing the `full` profile leaves the smoke stages alone; editing `smoke` or `base` reruns them."""
+    add_nappy(repo_copy, PARAMS)
+    dvc(repo_copy, "repro", "stages/nappy/dvc.yaml")
+    params = repo_copy / "stages" / "nappy" / "params.yaml"
+    original = params.read_text()
+    params.write_text(original.replace("  full: {}", "  full: {workers: 3}"))
+    assert "up to date" in dvc(repo_copy, "status", "stages/nappy/dvc.yaml").stdout
+    for edited, key in (("  smoke: {}", "nappy.smoke"), ("base: {workers: 1,", "nappy.base")):
+        params.write_text(original.replace(edited, edited.replace("{}", "{workers: 3}").replace("{workers: 1,", "{workers: 3,")))
+        assert key in dvc(repo_copy, "status", "stages/nappy/dvc.yaml").stdout

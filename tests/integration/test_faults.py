@@ -49,7 +49,7 @@ def nap(index: int, markers: str, seconds: float) -> int:
 
 @flow(name="nappy-work", task_runner=task_runner("process"))
 def work(params: Params, context) -> StageReport:
-    context.out("data/nappy/result.txt").write_text("half-written")
+    context.out("result.txt").write_text("half-written")
     markers = context.root / "markers"
     markers.mkdir(exist_ok=True)
     (markers / f"stage-{os.getpid()}").write_text("")
@@ -60,7 +60,9 @@ def work(params: Params, context) -> StageReport:
 STAGES = {"work": work}
 '''
 
-DVC_YAML = """stages:
+DVC_YAML = """vars:
+  - ../../params.yaml:profile
+stages:
   nappy-work:
     wdir: ../..
     cmd: python -m stages nappy work
@@ -70,12 +72,13 @@ DVC_YAML = """stages:
       - params.yaml:
           - profile
       - stages/nappy/params.yaml:
-          - nappy
+          - nappy.base
+          - nappy.${profile}
     outs:
       - data/nappy/result.txt
 """
 
-PARAMS = "nappy:\n  smoke: {workers: 2, nap_s: 120}\n  default: {workers: 2, nap_s: 120}\n  full: {workers: 2, nap_s: 120}\n"
+PARAMS = "nappy:\n  base: {workers: 2, nap_s: 120}\n  smoke: {}\n  default: {}\n  full: {}\n"
 
 
 def add_nappy(repo: Path, params: str = PARAMS) -> Path:

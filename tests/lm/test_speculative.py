@@ -1,5 +1,5 @@
 """tasks/lm/speculative.py: the lossless rejection sampler, E[tokens per verification], greedy SD = AR greedy =
-transformers' assisted generation, determinism (spec minedraft §10 tests 1-3, 7)."""
+transformers' assisted generation, determinism (spec §10 tests 1-3, 7)."""
 from __future__ import annotations
 
 import numpy as np

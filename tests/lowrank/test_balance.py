@@ -1,4 +1,4 @@
-"""The balancing projection (spec balora §10 tests 1-6) and the synthetic problem's facts (tests 7-8)."""
+"""The balancing projection and the synthetic problem's facts."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Instance generators (spec mip_early_stop §5): SCIP's optimum read from the written MPS file
+"""Instance generators (spec §5): SCIP's optimum read from the written MPS file
 equals a brute force on the instance data, MPS round trip, determinism, input checks."""
 from __future__ import annotations
 

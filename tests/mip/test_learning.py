@@ -1,4 +1,4 @@
-"""Spec mip_early_stop §10 tests on the learning side: features, bounded LSTM, loss, training,
+"""Spec §10 tests on the learning side: features, bounded LSTM, loss, training,
 persistence, conformal calibration and the replayed stopping rules. Synthetic trajectories only;
 the whole file runs in seconds on a CPU."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SCIP solves with the sampling handler (spec mip_early_stop §3.1, §4 baselines, §10 safety):
+"""SCIP solves with the sampling handler (spec §3.1, §4 baselines, §10 safety):
 trajectories are monotone in minimization sense, the stopper never fires before an incumbent,
 solution limits, read errors, handler overhead. Small MIS instances (about 0.3 s per solve)."""
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import nn
 
-from tasks.optim.limuon import LiMuon
+from tasks.optim import LiMuon
 from tasks.optim.muon import Muon, SoftMuon, muon_param_groups
 from tasks.optim.polyak import IMASPSSafe, SPSMax, SPSSafe
 from tasks.optim.prox_sgd import ProxSGD
@@ -39,18 +39,18 @@ def every(make):
 
 
 CASES = {
-    "signum": Case(every(lambda p: Signum(p, lr=1e-2))),
-    "softsignum": Case(every(lambda p: SoftSignum(p, lr=1e-2, **SOFT))),
-    "hardswitch": Case(every(lambda p: HardSwitchSign(p, lr=1e-2, switch_scale=2.0, **SOFT))),
-    "muon": Case(lambda m, o: Muon(muon_param_groups(m, o, lr=0.02, aux_lr=1e-2)), matrix_rule=True),
-    "softmuon": Case(lambda m, o: SoftMuon(muon_param_groups(m, o, lr=0.02, aux_lr=1e-2), **SOFT), matrix_rule=True),
-    "limuon": Case(lambda m, o: LiMuon(muon_param_groups(m, o, lr=0.02, aux_lr=1e-2), option=2, rank=2, seed=3),
+    "Signum": Case(every(lambda p: Signum(p, lr=1e-2))),
+    "SoftSignum": Case(every(lambda p: SoftSignum(p, lr=1e-2, **SOFT))),
+    "HardSwitchSign": Case(every(lambda p: HardSwitchSign(p, lr=1e-2, switch_scale=2.0, **SOFT))),
+    "Muon": Case(lambda m, o: Muon(muon_param_groups(m, o, lr=0.02, aux_lr=1e-2)), matrix_rule=True),
+    "SoftMuon": Case(lambda m, o: SoftMuon(muon_param_groups(m, o, lr=0.02, aux_lr=1e-2), **SOFT), matrix_rule=True),
+    "LiMuon": Case(lambda m, o: LiMuon(muon_param_groups(m, o, lr=0.02, aux_lr=1e-2), option=2, rank=2, seed=3),
                    matrix_rule=True),
-    "sadam": Case(every(lambda p: SAdam(p, lr=1e-2, seed=4))),
-    "prox_sgd": Case(every(lambda p: ProxSGD(p, lr=0.05))),
-    "sps_safe": Case(every(lambda p: SPSSafe(p, M=1.0)), has_lr=False),
-    "sps_max": Case(every(lambda p: SPSMax(p, c=0.5, gamma_b=0.5)), has_lr=False),
-    "ima_sps_safe": Case(every(lambda p: IMASPSSafe(p, M=0.0, weight_decay=0.01)), has_lr=False),  # M auto-init
+    "SAdam": Case(every(lambda p: SAdam(p, lr=1e-2, seed=4))),
+    "ProxSGD": Case(every(lambda p: ProxSGD(p, lr=0.05))),
+    "SPSSafe": Case(every(lambda p: SPSSafe(p, M=1.0)), has_lr=False),
+    "SPSMax": Case(every(lambda p: SPSMax(p, c=0.5, gamma_b=0.5)), has_lr=False),
+    "IMASPSSafe": Case(every(lambda p: IMASPSSafe(p, M=0.0, weight_decay=0.01)), has_lr=False),  # M auto-init
 }
 NAMES = sorted(CASES)
 
@@ -200,13 +200,13 @@ def test_state_dict_round_trip_resumes_bit_identically(name, save_at, via):
 
 def test_the_probe_generator_state_is_in_the_state_dict():
     model = mlp()
-    optimizer = CASES["sadam"].build(model)
+    optimizer = CASES["SAdam"].build(model)
     train(model, optimizer, 0, 2)
     rng = optimizer.state_dict()["state"][PROBE_RNG]["state"]
     assert rng.dtype == torch.uint8 and not torch.equal(rng, torch.Generator().manual_seed(4).get_state())
 
 
-@pytest.mark.parametrize("name", ["softsignum", "softmuon", "ima_sps_safe", "sadam"])
+@pytest.mark.parametrize("name", ["SoftSignum", "SoftMuon", "IMASPSSafe", "SAdam"])
 def test_two_optimizers_loaded_from_one_state_dict_share_no_counter(name):
     case = CASES[name]
     model = mlp()
@@ -299,7 +299,7 @@ def test_probes_of_a_standard_closure_a_probe_function_and_the_backward_conventi
 
 def test_limuon_second_gradient_is_the_same_with_a_closure_that_does_not_zero():
     """LiMuon zeroes before each of its two closure calls, so zeroing inside the closure (torch's way) or not
-    (tests/optim/test_limuon.py's closures) gives the same steps."""
+    (as LiMuon's own tests do) gives the same steps."""
     def no_zeroing(model, optimizer, batch):
         def closure():
             loss = loss_of(model, batch)
@@ -310,7 +310,7 @@ def test_limuon_second_gradient_is_the_same_with_a_closure_that_does_not_zero():
     runs = []
     for closure_for in (standard_closure, no_zeroing):
         model = mlp()
-        optimizer = CASES["limuon"].build(model)
+        optimizer = CASES["LiMuon"].build(model)
         train(model, optimizer, 0, STEPS, closure_for)
         assert optimizer.stats["step_grad_evals"] == 2
         runs.append(weights(model))

@@ -1,4 +1,4 @@
-"""Muon, its aux AdamW and SoftMuon's Phi_tau (spec softsignum §10, limuon §3.1)."""
+"""Muon, its aux AdamW and SoftMuon's Phi_tau."""
 from __future__ import annotations
 
 import io

@@ -1,5 +1,5 @@
-"""SPS_safe and the Polyak baselines (spec sps_safe §10): the rules' regimes, the safeguard, closed forms, IMA
-identities and the LP optimum (the numpy sweep of the sps_safe paper and its cross-checks: tests/papers/sps_safe/test_sweep.py)."""
+"""SPS_safe and the Polyak baselines (spec §10): the rules' regimes, the safeguard, closed forms, IMA
+identities and the LP optimum (the paper's numpy sweep and its cross-checks are the paper's own tests)."""
 from __future__ import annotations
 
 from functools import cache

@@ -1,4 +1,4 @@
-"""Prox-SGD (spec s_adam §4, §10): heavy-ball SGD plus the l1 proximal map."""
+"""Prox-SGD (spec §4, §10): heavy-ball SGD plus the l1 proximal map."""
 from __future__ import annotations
 
 import pytest

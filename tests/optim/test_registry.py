@@ -19,7 +19,7 @@ def test_defaults_are_the_classes_own():
     assert default_hyperparameters("adamw")["betas"] == (0.9, 0.999)
     assert default_hyperparameters("lion")["lr"] == 1e-4
     assert default_hyperparameters("muon")["orthogonalizer"] == "ns5"
-    assert default_hyperparameters("softsignum")["total_steps"] == REQUIRED
+    assert default_hyperparameters("softmuon")["total_steps"] == REQUIRED
     assert "mode" not in default_hyperparameters("signum")
 
 

@@ -1,4 +1,4 @@
-"""Randomized SVD (spec limuon §3.2 Algorithm 2, §10): exact on low-rank input, within the Halko
+"""Randomized SVD (spec §3.2 Algorithm 2, §10): exact on low-rank input, within the Halko
 bound on a decaying spectrum, orthonormal factors, sketch width capped, bad input named."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""S-Adam (spec s_adam §10): the LGI estimator on closed forms, the brake, and AdamW as its lambda = 0 limit."""
+"""S-Adam (spec §10): the LGI estimator on closed forms, the brake, and AdamW as its lambda = 0 limit."""
 from __future__ import annotations
 
 import math

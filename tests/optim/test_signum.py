@@ -1,4 +1,4 @@
-"""Signum / SoftSignum / HardSwitchSign (spec softsignum §3.3, §10)."""
+"""Signum / SoftSignum / HardSwitchSign (spec §3.3, §10)."""
 from __future__ import annotations
 
 import io

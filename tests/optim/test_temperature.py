@@ -1,4 +1,4 @@
-"""Folded-Cauchy quantile, c_eps constants and the temperature schedule (spec softsignum §3.2, §10)."""
+"""Folded-Cauchy quantile, c_eps constants and the temperature schedule (spec §3.2, §10)."""
 from __future__ import annotations
 
 import math

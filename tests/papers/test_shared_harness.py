@@ -7,9 +7,9 @@ from tasks.train.charlm import CharLMConfig
 def test_one_runner_one_run_muon_is_the_same_in_both_papers_that_train_the_char_lm():
     """softsignum's and limuon's char-LM recipes both call train_charlm: with the same optimizer settings they
     produce the same run to the bit (the reconciliation of issue 11)."""
-    from flows.limuon.runs import MuonFamily
-    from flows.limuon.runs import charlm_run as limuon_charlm
-    from flows.softsignum.runs import charlm_run as softsignum_charlm
+    from flows.limuon.experiments import MuonFamily
+    from flows.limuon.experiments import charlm_run as limuon_charlm
+    from flows.softsignum.experiments import charlm_run as softsignum_charlm
     from tasks.train.charlm import CharLMSetting
     from tasks.train.corpus import CharCorpus
 

@@ -2,19 +2,23 @@
 import subprocess
 import sys
 
-from tests.conftest import ROOT, papers, stage_env
+from stages.declarations import paper_commands
+from tests.conftest import ROOT, papers, papers_by_size, stage_env
+
+PAPER, DECLARED = next(iter(papers_by_size().items()))
+STAGES = [stage.name for stage in DECLARED.stages]
 
 
 def test_list_shows_papers_and_stages_before_any_run(repo_copy):
-    (repo_copy / "data" / "se3_sync" / "claims.json").unlink()  # as if its results were not committed
+    (repo_copy / "data" / PAPER / "claims.json").unlink()  # as if its results were not committed
     done = papers(repo_copy, "list")
     assert done.returncode == 0, done.stderr
-    assert "se3_sync" in done.stdout and "generate -> solve -> evaluate" in done.stdout and "not run" in done.stdout
+    assert PAPER in done.stdout and " -> ".join(STAGES) in done.stdout and "not run" in done.stdout
 
 
 def test_report_shows_the_committed_results_and_without_any_says_what_to_do(repo_copy):
     done = papers(repo_copy, "report")
-    assert done.returncode == 0 and "se3_sync" in done.stdout and "C1" in done.stdout, done.stdout
+    assert done.returncode == 0 and PAPER in done.stdout and "C1" in done.stdout, done.stdout
     for claims in repo_copy.glob("data/*/claims.json"):
         claims.unlink()
     done = papers(repo_copy, "report")
@@ -24,16 +28,16 @@ def test_report_shows_the_committed_results_and_without_any_says_what_to_do(repo
 def test_run_refuses_unknown_paper_and_profile_before_doing_anything(repo_copy):
     unknown = papers(repo_copy, "run", "nope")
     assert unknown.returncode == 2 and "unknown paper 'nope'" in unknown.stderr
-    bad_profile = papers(repo_copy, "run", "se3_sync", "--profile", "huge")
+    bad_profile = papers(repo_copy, "run", PAPER, "--profile", "huge")
     assert bad_profile.returncode == 2 and "huge" in bad_profile.stderr
     assert "profile: smoke" in (repo_copy / "params.yaml").read_text()
-    assert not (repo_copy / "data" / "se3_sync" / "instances").exists()
+    assert not (repo_copy / "data" / PAPER / DECLARED.stages[0].outputs[0]).exists()
 
 
 def test_stage_entry_names_unknown_stage(repo_copy):
-    done = subprocess.run([sys.executable, "-m", "stages", "se3_sync", "train"], cwd=repo_copy, env=stage_env(repo_copy),
+    done = subprocess.run([sys.executable, "-m", "stages", PAPER, "nope"], cwd=repo_copy, env=stage_env(repo_copy),
                           capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "unknown stage 'train' of se3_sync (stages: generate, solve, evaluate)" in done.stderr
+    assert done.returncode == 2 and f"unknown stage 'nope' of {PAPER} (stages: {', '.join(STAGES)})" in done.stderr
 
 
 def command_paths() -> list[tuple[str, ...]]:
@@ -85,11 +89,11 @@ sys.stderr.write(json.dumps(sorted({name.partition(".")[0] for name in sys.modul
 
 def test_help_list_and_report_do_not_import_torch_mlflow_scip_or_prefect():
     """What makes `papers --help` and each paper's `--help` start at once: the paper sub-apps are imported
-    only when they run, and import the heavy libraries inside their commands (timing: benchmarks/cli_startup.py)."""
+    only when they run, and import the heavy libraries inside their commands (timing: benchmarks/cli_startup.py).
+    A paper command's `--help` imports its module, as its commands do."""
     import json
 
-    for args in (("--help",), ("mip", "stop", "--help"), ("qaoa2", "solve", "--help"), ("se3-sync", "solve", "--help"),
-                 ("cfd", "cylinder", "--help"), ("unidrag", "optimize", "--help"), ("list",), ("report",)):
+    for args in (("--help",), *((command.name, "--help") for command in paper_commands(ROOT)), ("list",), ("report",)):
         done = subprocess.run([sys.executable, "-c", _IMPORTS_CHILD, *args], cwd=ROOT, env=stage_env(ROOT),
                               capture_output=True, text=True, timeout=120)
         assert "Usage:" in done.stdout or args[0] in ("list", "report"), done.stdout + done.stderr
@@ -99,16 +103,8 @@ def test_help_list_and_report_do_not_import_torch_mlflow_scip_or_prefect():
 
 def test_paper_sub_apps_are_listed_as_their_modules_describe_them():
     from stages.cli import PaperApp
-    from stages.declarations import paper_commands
 
     for name, source, summary, _ in paper_commands(ROOT):
         listed = PaperApp(name, source, summary)
         assert listed.group.help == summary, f"{name}: the declared summary differs from {source}'s help"
         assert listed.group.name == name and listed.commands
-
-
-def test_cfd_help_names_the_solver_choices():
-    from flows.unidrag import cli
-    from tasks.cfd import lbm_setup
-
-    assert (cli.COLLISION_CHOICES, cli.DTYPE_CHOICES) == (lbm_setup.COLLISIONS, lbm_setup.DTYPES)

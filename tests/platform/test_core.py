@@ -58,8 +58,8 @@ def test_flatten_nests_keys_with_dots():
 
 def test_claims_document_and_markdown():
     claims = [Claim("C1", "x <= y", "better", 0.98, 1.05, True), Claim("C2", "z", "faster", None, 1.0, None)]
-    document = claims_document("se3_sync", "smoke", "abc", claims)
+    document = claims_document("paper", "smoke", "abc", claims)
     assert set(document["claims"][0]) == {"id", "statement", "paper_value", "ours", "threshold", "passed", "details"}
     text = claims_markdown([json.loads(json.dumps(document))])
-    assert "| se3_sync | smoke | C1 | x <= y | better | 0.98 | 1.05 | pass |" in text
+    assert "| paper | smoke | C1 | x <= y | better | 0.98 | 1.05 | pass |" in text
     assert "| undecided |" in text

@@ -11,13 +11,28 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchmarks.__main__ import has_main
 from stages.declarations import DeclarationError, declarations, paper_commands
 from stages.generate import README_BEGIN, stale
 from stages.spec import papers
 from tasks.core.provenance import copy_project
 from tests.conftest import ROOT, stage_env
 
-TEMPLATE, SLUG = "se3_sync", "se3_copy"
+
+
+def template() -> tuple[str, str, str]:
+    """(paper, command, benchmark suffix) of the first paper to copy: one command, its slug with hyphens (which
+    add_paper renames apart from the slug), and a benchmark `benchmarks/<paper><suffix>.py` of its own."""
+    for paper, declared in declarations(ROOT).items():
+        command = paper.replace("_", "-")
+        benchmarks = [path for path in sorted((ROOT / "benchmarks").glob(f"{paper}_*.py")) if has_main(path)]
+        if list(declared.commands) == [command] != [paper] and benchmarks:
+            return paper, command, benchmarks[0].stem.removeprefix(paper)
+    raise AssertionError("no paper has a hyphenated command and a benchmark of its own to copy")
+
+
+TEMPLATE, COMMAND, BENCHMARK = template()
+SLUG = f"{TEMPLATE}_copy"
 
 
 def test_the_derived_files_agree_with_the_declarations():
@@ -37,18 +52,21 @@ def python(repo: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def add_paper(repo: Path, template: str, slug: str) -> None:
-    """A new paper `slug`: the template's package, stages folder, benchmark and committed claims under the new name,
-    its command `se3-copy` in place of the template's."""
+    """A new paper `slug`: the template's package, params and README, benchmark and committed claims under the new
+    name, its command `slug` with hyphens in place of the template's (its dvc.yaml is the generator's to write)."""
     for folder in (Path("flows"), Path("stages"), Path("data")):
-        shutil.copytree(repo / folder / template, repo / folder / slug, ignore=shutil.ignore_patterns("dvc.lock", "plots"))
-    shutil.copy(repo / "benchmarks" / f"{template}_speed.py", repo / "benchmarks" / f"{slug}_speed.py")
+        shutil.copytree(repo / folder / template, repo / folder / slug,
+                        ignore=shutil.ignore_patterns("dvc.yaml", "dvc.lock", "plots"))
+    shutil.copy(repo / "benchmarks" / f"{template}{BENCHMARK}.py", repo / "benchmarks" / f"{slug}{BENCHMARK}.py")
     command = template.replace("_", "-")
     for path in [*(repo / "flows" / slug).glob("*.py"), *(repo / "stages" / slug).glob("*.*"), repo / "data" / slug / "claims.json",
-                 repo / "benchmarks" / f"{slug}_speed.py"]:
+                 repo / "benchmarks" / f"{slug}{BENCHMARK}.py"]:
         path.write_text(path.read_text().replace(template, slug).replace(f'"{command}"', f'"{slug.replace("_", "-")}"'))
 
 
 def test_a_new_paper_is_picked_up_with_no_shared_file_edited(tmp_path):
+    from stages.cli import PaperApp
+
     repo = copy_project(ROOT, tmp_path / "repo")
     add_paper(repo, TEMPLATE, SLUG)
     generated = python(repo, "-m", "stages.generate")
@@ -56,6 +74,8 @@ def test_a_new_paper_is_picked_up_with_no_shared_file_edited(tmp_path):
     changed = subprocess.run(["git", "diff", "--name-only"], cwd=repo, capture_output=True, text=True, check=True).stdout.split()
     assert sorted(changed) == ["README.md", "dvc.yaml", "prefect.yaml"]  # derived, never hand-edited
     assert python(repo, "-m", "stages.generate", "--check").returncode == 0
+    template_yaml = (repo / "stages" / TEMPLATE / "dvc.yaml").read_text()
+    assert (repo / "stages" / SLUG / "dvc.yaml").read_text() == template_yaml.replace(TEMPLATE, SLUG)
 
     assert f"data/{SLUG}/claims.json" in yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]["report"]["deps"]
     deployments = {d["name"]: d for d in yaml.safe_load((repo / "prefect.yaml").read_text())["deployments"]}
@@ -63,11 +83,12 @@ def test_a_new_paper_is_picked_up_with_no_shared_file_edited(tmp_path):
     assert deployments[f"{SLUG}-pipeline"]["parameters"]["paper"] == SLUG
     assert f"| [{SLUG}](stages/{SLUG}/README.md) |" in (repo / "README.md").read_text()
 
-    listed = python(repo, "-c", "import sys; sys.argv = ['papers', 'se3-copy', 'solve', '--help']; "
+    listed = python(repo, "-c", f"import sys; sys.argv = ['papers', '{SLUG.replace('_', '-')}', '--help']; "
                                 "from stages.cli import main; main()")
-    assert listed.returncode == 0 and "--g2o" in listed.stdout, listed.stdout + listed.stderr
+    [template_app] = [PaperApp(c.name, c.source, c.summary) for c in paper_commands(ROOT) if c.name == COMMAND]
+    assert listed.returncode == 0 and all(name in listed.stdout for name in template_app.commands), listed.stdout + listed.stderr
     benchmarks = python(repo, "-c", "from benchmarks.__main__ import benchmark_modules; print(benchmark_modules())")
-    assert f"'{SLUG}_speed'" in benchmarks.stdout, benchmarks.stderr
+    assert f"'{SLUG}{BENCHMARK}'" in benchmarks.stdout, benchmarks.stderr
     reported = python(repo, "-m", "stages", "report")
     assert reported.returncode == 0, reported.stderr
     assert f"| {SLUG} |" in (repo / "reports" / "claims.md").read_text()
@@ -80,13 +101,13 @@ def test_a_paper_missing_its_declaration_or_a_command_name_taken_twice_is_named(
     done = python(repo, "-m", "stages.generate", "--check")
     assert done.returncode == 2 and f"missing: flows/{SLUG}/paper.py" in done.stderr, done.stderr
 
-    add_paper(repo, TEMPLATE, "se3_twin")
-    twin = repo / "flows" / "se3_twin" / "paper.py"
-    twin.write_text(twin.read_text().replace('"se3-twin"', '"se3-sync"'))
+    add_paper(repo, TEMPLATE, f"{TEMPLATE}_twin")
+    twin = repo / "flows" / f"{TEMPLATE}_twin" / "paper.py"
+    twin.write_text(twin.read_text().replace(f'"{COMMAND}-twin"', f'"{COMMAND}"'))
     shutil.rmtree(repo / "stages" / SLUG)
     shutil.rmtree(repo / "flows" / SLUG)
     done = python(repo, "-m", "stages.generate", "--check")
-    assert done.returncode == 2 and "the command name 'se3-sync' is taken by se3_sync" in done.stderr, done.stderr
+    assert done.returncode == 2 and f"the command name '{COMMAND}' is taken by {TEMPLATE}" in done.stderr, done.stderr
 
 
 def test_the_readme_table_counts_the_committed_verdicts():

@@ -27,7 +27,7 @@ import psutil
 import pytest
 
 from stages.warm import host_key, peer_uid, stop_hosts
-from tests.conftest import ROOT, stage_env
+from tests.conftest import ROOT, papers_by_size, stage_env
 from tests.platform.second_user import other  # noqa: F401 - the fixture
 
 PROBE = textwrap.dedent("""
@@ -216,14 +216,15 @@ def test_a_socket_served_by_another_account_receives_nothing(folder, tmp_path, o
 
 
 CALL_HOST = textwrap.dedent("""
-    import json, socket, sys
+    import json, socket, struct, sys
     connection = socket.socket(socket.AF_UNIX)
     connection.connect(sys.argv[1])
     request = {"module": "probe", "args": ["write", sys.argv[2]], "cwd": sys.argv[3], "env": {}, "pid": 1, "umask": 0,
                "fds": [0, 1, 2], "spawn": None, "limits": {}}
     connection.settimeout(10)
     try:
-        socket.send_fds(connection, [json.dumps(request).encode() + b"\\n"], [0, 1, 2])
+        body = json.dumps(request).encode()  # framed as tasks/core/messages.py frames it (this python has no project)
+        socket.send_fds(connection, [struct.pack("!I", len(body)) + body], [0, 1, 2])
         print(repr(connection.recv(100)))
     except (BrokenPipeError, ConnectionResetError):  # closed on it before or after it wrote
         print(repr(b""))
@@ -295,7 +296,7 @@ def test_a_host_runs_the_warm_code_of_the_callers_checkout_and_serves_no_other(t
     (copy / "stages").mkdir(parents=True)
     (copy / "tasks" / "core").mkdir(parents=True)
     for relative in ("stages/__init__.py", "stages/warm.py", "stages/warm_host.py", "tasks/__init__.py",
-                     "tasks/core/__init__.py", "tasks/core/private.py"):
+                     "tasks/core/__init__.py", "tasks/core/private.py", "tasks/core/messages.py"):
         shutil.copy(ROOT / relative, copy / relative)
     keys = {}
     for checkout in (ROOT, copy):
@@ -411,26 +412,31 @@ def test_a_child_dies_with_its_host_and_the_caller_fails(folder, tmp_path):
     assert gone, "the child ran on after its host died"
 
 
+PAPER, DECLARED = next(iter(papers_by_size().items()))
+FIRST, SECOND = DECLARED.stages[:2]  # the second stage is the one the host dies under
+
+
 def test_a_stage_whose_host_dies_is_failed_in_mlflow_and_prefect_and_writes_nothing(repo_copy, prefect_server, tmp_path):
     from mlflow.tracking import MlflowClient
 
     env = {**stage_env(repo_copy), "XDG_RUNTIME_DIR": own_runtime_folder()["XDG_RUNTIME_DIR"]}
-    generated = subprocess.run([sys.executable, "-m", "stages", "se3_sync", "generate"], cwd=repo_copy, env=env,
+    generated = subprocess.run([sys.executable, "-m", "stages", PAPER, FIRST.name], cwd=repo_copy, env=env,
                                capture_output=True, text=True, timeout=300)  # cold: it starts the host
     assert generated.returncode == 0, generated.stderr
     host = host_pid(env)
-    stage = subprocess.Popen([sys.executable, "-m", "stages", "se3_sync", "solve"], cwd=repo_copy, env=env,
+    stage = subprocess.Popen([sys.executable, "-m", "stages", PAPER, SECOND.name], cwd=repo_copy, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     client = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlflow' / 'mlflow.db'}")
     running = wait_for_running_run(client, stage)
-    child = next(p for p in psutil.Process(host).children() if "stages se3_sync solve" in " ".join(p.cmdline()))
+    child = next(p for p in psutil.Process(host).children() if f"stages {PAPER} {SECOND.name}" in " ".join(p.cmdline()))
     child.suspend()  # frozen mid-stage, so the host dies while the stage is surely running
     os.kill(host, signal.SIGKILL)
     _, err = stage.communicate(timeout=120)
     assert stage.returncode == 1 and "the warm host ended" in err, err
     run = client.get_run(running)
     assert run.info.status == "FAILED" and run.data.tags["error"] == "the warm host running the stage ended while it ran"
-    assert not (repo_copy / "data" / "se3_sync" / "runs").exists() or not any((repo_copy / "data" / "se3_sync").glob("claims*"))
+    data = repo_copy / "data" / PAPER
+    assert not (data / SECOND.outputs[0]).exists() or not any(data.glob("claims*"))
     from stages.flow_runs import STAGE_TAG, client_for, open_runs
 
     with client_for() as prefect:
@@ -443,9 +449,10 @@ def wait_for_running_run(client, stage: subprocess.Popen, timeout: float = 120) 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert stage.poll() is None, stage.communicate()
-        experiment = client.get_experiment_by_name("se3_sync")
+        experiment = client.get_experiment_by_name(PAPER)
         if experiment is not None:
-            runs = client.search_runs([experiment.experiment_id], "tags.stage = 'solve' and attributes.status = 'RUNNING'")
+            runs = client.search_runs([experiment.experiment_id],
+                                      f"tags.stage = '{SECOND.name}' and attributes.status = 'RUNNING'")
             if runs:
                 return runs[0].info.run_id
         time.sleep(0.1)
@@ -510,7 +517,7 @@ def comparable(value):
     return value
 
 
-@pytest.mark.parametrize("paper", ["se3_sync", "riemannian_dueling"])
+@pytest.mark.parametrize("paper", list(papers_by_size())[:2])
 def test_warm_and_cold_smoke_runs_give_identical_claims(paper, smoke_repo, tmp_path):
     from tests.conftest import smoke_copy
 

@@ -169,7 +169,7 @@ def online_nodes(deployment, timeout_s: float = 60) -> list[dict]:
 
 
 def test_the_flower_deployment_serves_tls_only_and_keeps_its_keys_private(tmp_path, other):
-    """The full run over TLS (ServerApp and ClientApps) is tests/papers/fedcdwa/test_flower.py (slow)."""
+    """The full run over TLS (ServerApp and ClientApps) is the federated paper's Flower test (slow)."""
     from tasks.federated.flower_deployment import local_deployment
 
     with local_deployment(tmp_path / "deployment", [{"client": 0, "data": "unused.npz"}]) as deployment:

@@ -9,7 +9,7 @@ import yaml
 
 from tasks.core import tracking
 from tasks.core.claims import claims_rows
-from tests.conftest import dvc, smoke_copy
+from tests.conftest import dvc, papers_by_size, smoke_copy
 
 
 def make_client(tmp_path):
@@ -56,14 +56,18 @@ def test_a_failed_stage_marks_its_parent_failed_for_good(tmp_path, monkeypatch):
     assert client.get_run(parent).info.status == "FAILED"
 
 
-def test_companion_marks_the_run_failed_when_the_stage_process_vanishes(tmp_path, monkeypatch):
-    from stages.tracker import Tracker
+@pytest.mark.parametrize("mid_request", [False, True])
+def test_companion_marks_the_run_failed_when_the_stage_process_vanishes(tmp_path, monkeypatch, mid_request):
+    from stages.tracking import Tracker
+    from tasks.core.messages import frame
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     client, experiment = make_client(tmp_path)
     tracker = Tracker(tmp_path)
     tracker.open("paper", "inv", "h", TAGS)
     tracker.metrics({"x": 1.0})
+    if mid_request:  # killed while writing a request: half a frame, then the end
+        tracker.process.stdin.write(frame({"op": "metrics", "metrics": {"y": 2.0}})[:10])
     tracker.process.stdin.close()  # as if the stage process had been killed
     assert tracker.process.wait(timeout=60) == 1
     run = client.search_runs([experiment], "tags.kind = 'stage'")[0]
@@ -72,7 +76,7 @@ def test_companion_marks_the_run_failed_when_the_stage_process_vanishes(tmp_path
 
 
 def test_companion_closes_the_run_and_reports_its_id(tmp_path, monkeypatch):
-    from stages.tracker import Tracker
+    from stages.tracking import Tracker
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     client, _ = make_client(tmp_path)
@@ -105,42 +109,47 @@ def test_an_existing_experiment_without_a_kind_is_marked_model_development(tmp_p
 
 # One real smoke pipeline of the cheapest paper, shared by the tests below (CI time).
 
+PAPER, DECLARED = next(iter(papers_by_size().items()))
+FIRST = DECLARED.stages[0]
+CLAIMS = next(stage for stage in DECLARED.stages if stage.claims)
+
+
 @pytest.fixture(scope="module")
-def se3_smoke(tmp_path_factory, prefect_server):
-    """(copy, client, runs by stage, pipeline run, dvc.lock stages) after `dvc repro` of se3_sync's smoke pipeline."""
+def smoke(tmp_path_factory, prefect_server):
+    """(copy, client, runs by stage, pipeline run, dvc.lock stages) after `dvc repro` of PAPER's smoke pipeline."""
     from mlflow.tracking import MlflowClient
 
     copy = smoke_copy(tmp_path_factory.mktemp("tracking") / "repo")
-    dvc(copy, "repro", "stages/se3_sync/dvc.yaml", timeout=900)
+    dvc(copy, "repro", f"stages/{PAPER}/dvc.yaml", timeout=900)
     client = MlflowClient(tracking_uri=f"sqlite:///{copy / 'mlflow' / 'mlflow.db'}")
-    experiment = client.get_experiment_by_name("se3_sync")
+    experiment = client.get_experiment_by_name(PAPER)
     runs = [client.get_run(r.info.run_id) for r in client.search_runs([experiment.experiment_id], max_results=100)]
     stages = {r.data.tags["stage"]: r for r in runs if r.data.tags.get("kind") == "stage"}
     [pipeline] = [r for r in runs if r.data.tags.get("kind") == "pipeline"]
-    lock = yaml.safe_load((copy / "stages" / "se3_sync" / "dvc.lock").read_text())["stages"]
+    lock = yaml.safe_load((copy / "stages" / PAPER / "dvc.lock").read_text())["stages"]
     return copy, experiment, stages, pipeline, lock
 
 
 @pytest.mark.integration
-def test_smoke_experiment_is_model_development(se3_smoke):
-    _, experiment, _, _, _ = se3_smoke
+def test_smoke_experiment_is_model_development(smoke):
+    _, experiment, _, _, _ = smoke
     assert experiment.tags[tracking.EXPERIMENT_KIND] == tracking.MODEL_DEVELOPMENT
 
 
 @pytest.mark.integration
-def test_smoke_runs_describe_what_ran_and_the_claims(se3_smoke):
-    copy, _, stages, pipeline, _ = se3_smoke
-    claims = json.loads((copy / "data" / "se3_sync" / "claims.json").read_text())
-    evaluate = stages["evaluate"].data.tags
+def test_smoke_runs_describe_what_ran_and_the_claims(smoke):
+    copy, _, stages, pipeline, _ = smoke
+    claims = json.loads((copy / "data" / PAPER / "claims.json").read_text())
+    evaluate = stages[CLAIMS.name].data.tags
     note = evaluate[tracking.NOTE]
-    assert note.startswith("**se3_sync · evaluate** · profile `smoke` · finished")
+    assert note.startswith(f"**{PAPER} · {CLAIMS.name}** · profile `smoke` · finished")
     assert f"commit `{evaluate['git_commit'][:12]}`" in note
     for _, cid, _, _, ours, threshold, status in claims_rows(claims):
         assert status == "undecided" and f"- **{cid}** undecided: ours {ours} vs threshold {threshold}" in note
-    assert "Claims" not in stages["generate"].data.tags[tracking.NOTE]
+    assert "Claims" not in stages[FIRST.name].data.tags[tracking.NOTE]
     described = pipeline.data.tags[tracking.NOTE]
-    assert described.startswith("**se3_sync pipeline** · profile `smoke`")
-    assert "stages run: generate (finished), solve (finished), evaluate (finished)" in described
+    assert described.startswith(f"**{PAPER} pipeline** · profile `smoke`")
+    assert "stages run: " + ", ".join(f"{stage.name} (finished)" for stage in DECLARED.stages) in described
     verdicts = f"{len(claims['claims'])} undecided"
     assert f"claims: {verdicts}" in described and pipeline.data.tags["claims"] == verdicts
 
@@ -151,25 +160,29 @@ def _datasets(run, context: str) -> dict[str, str]:
 
 
 @pytest.mark.integration
-def test_smoke_runs_list_their_dvc_data_as_datasets(se3_smoke):
-    _, _, stages, _, lock = se3_smoke
+def test_smoke_runs_list_their_dvc_data_as_datasets(smoke):
+    copy, _, stages, _, lock = smoke
     for stage, run in stages.items():
-        locked = lock[f"se3_sync-{stage}"]
+        locked = lock[f"{PAPER}-{stage}"]
         deps = {d["path"]: d["md5"] for d in locked["deps"] if d["path"].startswith("data/")}
         assert _datasets(run, "input") == deps, stage
         assert all(run.data.tags[f"dvc.dep.{path}"] == md5 for path, md5 in deps.items())
         outs = {o["path"]: o["md5"] for o in locked["outs"]}
         assert _datasets(run, "output") == outs, stage
-    assert _datasets(stages["solve"], "input")["data/se3_sync/instances"].endswith(".dir")
-    source = next(d.dataset for d in stages["evaluate"].inputs.dataset_inputs if d.dataset.name == "data/se3_sync/runs")
-    assert source.source_type == "dvc" and json.loads(source.source) == {"path": "data/se3_sync/runs", "md5": source.digest}
+    for stage in DECLARED.stages:  # a folder's digest is DVC's, of its listing
+        for name in stage.inputs:
+            path = f"data/{PAPER}/{name}"
+            assert _datasets(stages[stage.name], "input")[path].endswith(".dir") == (copy / path).is_dir(), path
+    path = f"data/{PAPER}/{CLAIMS.inputs[0]}"
+    source = next(d.dataset for d in stages[CLAIMS.name].inputs.dataset_inputs if d.dataset.name == path)
+    assert source.source_type == "dvc" and json.loads(source.source) == {"path": path, "md5": source.digest}
 
 
 @pytest.mark.integration
-def test_smoke_claims_name_their_mlflow_run_and_dirty_flag(se3_smoke):
-    copy, _, stages, _, _ = se3_smoke
-    claims = json.loads((copy / "data" / "se3_sync" / "claims.json").read_text())
-    evaluate = stages["evaluate"]
+def test_smoke_claims_name_their_mlflow_run_and_dirty_flag(smoke):
+    copy, _, stages, _, _ = smoke
+    claims = json.loads((copy / "data" / PAPER / "claims.json").read_text())
+    evaluate = stages[CLAIMS.name]
     assert claims["mlflow_run_id"] == evaluate.info.run_id
     assert claims["git_dirty"] is (evaluate.data.tags["git_dirty"] == "true")
     assert list(claims) == ["paper", "profile", "commit", "git_dirty", "mlflow_run_id", "claims"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from stages.warm import host_key, paths
+from stages.warm import MAX_MESSAGE, host_key, paths, receive_with_fds, send_with_fds
+from tasks.core import messages
 
 PROBE = textwrap.dedent("""
     import json, multiprocessing, os, signal, sys, time
@@ -126,3 +128,21 @@ def test_server_stop_stops_the_hosts_of_this_environment_whatever_the_interprete
     assert done.returncode == 0 and int(done.stdout) >= 1, done.stderr
     gone, _ = psutil.wait_procs([psutil.Process(host_pid)], timeout=30)
     assert gone, "the host still runs after stop_hosts"
+
+
+def test_descriptors_travel_with_their_message_and_a_bad_frame_closes_them_again():
+    caller, host = socket.socketpair()
+    reading, writing = os.pipe()
+    with caller, host:
+        send_with_fds(caller, {"fds": [1]}, [writing])
+        message, fds = receive_with_fds(host, max_fds=4)
+        assert message == {"fds": [1]} and len(fds) == 1
+        os.write(fds[0], b"x")
+        os.close(fds[0])
+        assert os.read(reading, 1) == b"x"
+        socket.send_fds(caller, [messages.HEADER.pack(MAX_MESSAGE + 1)], [writing])
+        with pytest.raises(messages.MessageError, match="over the limit"):
+            receive_with_fds(host, max_fds=4)
+    os.close(writing)
+    assert os.read(reading, 1) == b"", "the descriptor that came with the bad frame is still open"
+    os.close(reading)

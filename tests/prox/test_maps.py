@@ -1,4 +1,4 @@
-"""Proximal maps (spec prox_last_iterate §10, tests 1-3): against the prox definition solved by cvxpy, against
+"""Proximal maps (spec §10, tests 1-3): against the prox definition solved by cvxpy, against
 pyproximal's maps, firm non-expansiveness, the merge branch and the preserved sum u + v."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The composite problems and the stochastic proximal runner (spec prox_last_iterate §10, tests 4-8)."""
+"""The composite problems and the stochastic proximal runner (spec §10, tests 4-8)."""
 from __future__ import annotations
 
 import math

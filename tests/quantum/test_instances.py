@@ -1,4 +1,4 @@
-"""Instances and reference OPT (spec neural_qaoa2 §6, §10): family properties and determinism,
+"""Instances and reference OPT (spec §6, §10): family properties and determinism,
 Biq Mac round trip, readers' error messages with line numbers, brute force vs enumeration and
 vs local search, ρ at the optimum."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Spec neural_qaoa2 §10 tests on the neural policy: OCH, GCD, STE, ranges, features, critic and
+"""Spec §10 tests on the neural policy: OCH, GCD, STE, ranges, features, critic and
 generator training, test-time adaptation and the policy interface (tiny sizes, CPU)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Baseline partition policies (spec neural_qaoa2 §4, §10 "Partitions"): every policy returns a disjoint
+"""Baseline partition policies (spec §4, §10 "Partitions"): every policy returns a disjoint
 cover of the nodes by non-empty parts of <= n_max nodes, random gives exactly ceil(n/n_max) parts, and
 the split / merge / boundary / KL steps do what §4 says on hand-made graphs; the modularity policy
 ignores weights (as the authors' code); the perturbed partitions of the critic data keep part sizes;

@@ -1,4 +1,4 @@
-"""Depth-1 QAOA simulator (spec neural_qaoa2 §3.1, §10): statevector vs qiskit and dense expm,
+"""Depth-1 QAOA simulator (spec §3.1, §10): statevector vs qiskit and dense expm,
 analytic gradients vs central differences, special values and periods, the Wang et al. closed form,
 solve_subgraph bookkeeping, QUBO -> MaxCut reduction."""
 from __future__ import annotations

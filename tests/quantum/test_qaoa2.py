@@ -1,4 +1,4 @@
-"""QAOA^2 divide and conquer (spec neural_qaoa2 §3.2, §10 "QAOA^2 accounting"): const + final cut equals the
+"""QAOA^2 divide and conquer (spec §3.2, §10 "QAOA^2 accounting"): const + final cut equals the
 cut of the reconstructed bitstring exactly (integer weights), over policies and multi-level recursions;
 the merge never beats the optimum; a graph with <= n_max nodes is solved exactly by an exact solver.
 Subgraph solvers are stand-ins (brute force, or random bits) so these tests do not depend on qaoa.py,

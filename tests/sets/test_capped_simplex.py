@@ -1,4 +1,4 @@
-"""Spec sw_drso §10.4: the capped-simplex projection against a brute-force QP (scipy SLSQP)."""
+"""Spec §10.4: the capped-simplex projection against a brute-force QP (scipy SLSQP)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Spec sw_drso §10.7: the test-time corruption operators."""
+"""Spec §10.7: the test-time corruption operators."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Spec sw_drso §10.8: the generated set datasets (trimesh primitive clouds, digit point sets)."""
+"""Spec §10.8: the generated set datasets (trimesh primitive clouds, digit point sets)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Spec sw_drso §10.1-2: every weighted encoder is a permutation-invariant function of the point measure."""
+"""Spec §10.1-2: every weighted encoder is a permutation-invariant function of the point measure."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Spec se3_sync §10 tests 1-5: quaternion / DQ algebra and the real block representation."""
+"""Spec §10 tests 1-5: quaternion / DQ algebra and the real block representation."""
 from __future__ import annotations
 
 import numpy as np

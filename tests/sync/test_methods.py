@@ -1,4 +1,4 @@
-"""Spec se3_sync §10 tests 6-11 on the methods, plus generators, metrics, determinism and input
+"""Spec §10 tests 6-11 on the methods, plus generators, metrics, determinism and input
 checks. Sizes are small (n <= 100) so the whole file runs in seconds."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for the synthetic multi-scan data (spec se3_sync §6(c))."""
+"""Tests for the synthetic multi-scan data (spec §6(c))."""
 import numpy as np
 import pytest
 from scipy.spatial import cKDTree

@@ -1,4 +1,4 @@
-"""stdlib corpus (spec softsignum §6.3): reproducible, 98 symbols, '?' for the rest, val = tail."""
+"""stdlib corpus (spec §6.3): reproducible, 98 symbols, '?' for the rest, val = tail."""
 from __future__ import annotations
 
 import hashlib

@@ -13,7 +13,7 @@ from sklearn.ensemble import GradientBoostingRegressor
 
 from tasks.cfd.vehicles import BODY_TYPES
 
-from .dataset import Sample
+from .samples import Sample
 
 
 def design_matrix(samples: list[Sample]) -> np.ndarray:

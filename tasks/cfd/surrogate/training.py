@@ -1,16 +1,23 @@
 """Training, prediction and metrics of the point-cloud surrogates (spec unidrag §3.2, §6.2, §6.3 C1).
 
+The caller builds the network from the config (`build`: its kind and sizes), so the loop serves any
+model that maps (surface features, volume features, surface x) to the shared heads' outputs
+(heads.py), may add `aux_loss` and `gate_usage`, and names its trunk_parameters() (and `blocks`,
+for PCGrad on the last block).
+
 Every kind trains for the same number of AdamW steps (lr 1e-3, wd 1e-4, cosine decay to 0, grad
 clip 1.0) on the same seeded batches and point subsets (seeds derived from config.seed, not from
 the kind), on targets standardized with the training split's statistics. Losses (standardized):
 MSE(surface Cp) + MSE(volume) + MSE(Cd) + MSE(cumulative profile) + 0.1 (C_pred(1) - Cd_pred)^2
-+ 0.01 L_bal; with MPL the four modality losses are EMA-normalised and PCGrad acts on the trunk.
++ 0.01 L_bal (the model's aux_loss); with MPL the four modality losses are EMA-normalised and
+PCGrad acts on the trunk.
 """
 from __future__ import annotations
 
 import math
 import pickle
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -24,13 +31,9 @@ from tasks.core.inputs import InputError, check_readable
 from tasks.core.seeding import derive_seed
 
 from . import mpl
-from .dataset import Sample, Standardizer
-from .features import FEATURES, point_features
-from .pointnet import PointNet
-from .transolver import Transolver
-from .unidrag_net import UniDragNet
+from .features import point_features
+from .samples import Sample, Standardizer
 
-KINDS = ("unidrag", "unidrag_no_mpl", "unidrag_no_ger", "transolver", "pointnet")
 PCGRAD_SCOPES = ("trunk", "last_block")
 CONSISTENCY_WEIGHT = 0.1
 BALANCE_WEIGHT = 0.01
@@ -42,10 +45,13 @@ SAVED_SIZE_LIMITS = {"d": 4096, "blocks": 64, "heads": 256, "slices": 4096, "exp
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One surrogate's training run. pcgrad_scope / pcgrad_every restrict PCGrad (only for the MPL
-    kinds) to the last trunk block or every n-th step when its extra backward passes cost too much."""
+    """One surrogate's training run and the sizes of its network. `kind` names the network for the
+    caller's ModelBuilder; the whole config is saved with the weights, so that loading rebuilds the
+    same network. `mpl` trains with Modality-Protected Learning (mpl.py); pcgrad_scope / pcgrad_every
+    restrict its PCGrad to the last trunk block or every n-th step when its extra backward passes cost
+    too much."""
 
-    kind: str = "unidrag"
+    kind: str
     d: int = 64
     blocks: int = 3
     heads: int = 4
@@ -61,6 +67,7 @@ class TrainConfig:
     volume_points: int = 512
     profile_bins: int = 32
     epsa: bool = True
+    mpl: bool = False
     pcgrad_scope: str = "trunk"
     pcgrad_every: int = 1
     eval_every: int = 0
@@ -68,8 +75,6 @@ class TrainConfig:
     seed: int = 0
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"kind: must be one of {KINDS}, got {self.kind!r}")
         if self.pcgrad_scope not in PCGRAD_SCOPES:
             raise ValueError(f"pcgrad_scope: must be one of {PCGRAD_SCOPES}, got {self.pcgrad_scope!r}")
         for name in ("d", "blocks", "heads", "slices", "experts", "top_k", "steps", "batch", "surface_points",
@@ -89,19 +94,8 @@ class TrainConfig:
         if self.weight_decay < 0:
             raise ValueError(f"weight_decay: must be >= 0, got {self.weight_decay}")
 
-    @property
-    def mpl(self) -> bool:
-        return self.kind in ("unidrag", "unidrag_no_ger")
 
-
-def build_model(config: TrainConfig) -> nn.Module:
-    c = config
-    if c.kind == "pointnet":
-        return PointNet(FEATURES, c.d, c.profile_bins)
-    if c.kind == "transolver":
-        return Transolver(FEATURES, c.d, c.blocks, c.heads, c.slices, c.profile_bins)
-    return UniDragNet(FEATURES, c.d, c.blocks, c.heads, c.slices, c.experts, c.top_k, c.profile_bins,
-                      ger=c.kind != "unidrag_no_ger", epsa=c.epsa)
+ModelBuilder = Callable[[TrainConfig], nn.Module]  # the network of a config's kind and sizes, freshly initialised
 
 
 @dataclass
@@ -120,28 +114,28 @@ class TrainedSurrogate:
         return path
 
     @classmethod
-    def load(cls, path: Path) -> TrainedSurrogate:
-        """The saved surrogate on the CPU, in eval mode. InputError, naming the file, when it is not
-        one: not a torch file, another kind of model, sizes above SAVED_SIZE_LIMITS (refused before
-        the model is built) or weights that do not match the config."""
+    def load(cls, path: Path, build: ModelBuilder, expected: str) -> TrainedSurrogate:
+        """The saved surrogate on the CPU, in eval mode, its network made by `build`. InputError,
+        naming the file and what was `expected` there, when it is not one: not a torch file, another
+        kind of model, sizes above SAVED_SIZE_LIMITS (refused before the model is built) or weights
+        that do not match the config."""
         path = check_readable(path, "surrogate model")
         try:
             saved = torch.load(path, map_location="cpu", weights_only=True)
         except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, KeyError, IndexError, TypeError):
-            raise InputError(f"surrogate model {path}: not a file written by torch.save (expected a UniDrag "
-                             "surrogate that `papers run unidrag` trains)") from None
+            raise InputError(f"surrogate model {path}: not a file written by torch.save (expected {expected})") from None
         if not (isinstance(saved, dict) and all(isinstance(saved.get(key), dict) for key in SAVED_KEYS)
                 and set(saved["config"]) <= {f.name for f in fields(TrainConfig)}):
             keys = ", ".join(map(str, saved)) if isinstance(saved, dict) else type(saved).__name__
-            raise InputError(f"surrogate model {path}: a torch file of another kind (holds {keys[:120]}), expected "
-                             "a UniDrag surrogate that `papers run unidrag` trains")
+            raise InputError(f"surrogate model {path}: a torch file of another kind (holds {keys[:120]}), "
+                             f"expected {expected}")
         for key, limit in SAVED_SIZE_LIMITS.items():
             value = saved["config"].get(key)
             if isinstance(value, int) and value > limit:
                 raise InputError(f"surrogate model {path}: config {key} = {value:,} is over the limit of {limit:,}")
         try:
             config = TrainConfig(**saved["config"])
-            model = build_model(config)
+            model = build(config)
             model.load_state_dict(saved["state"])
             standardizer = Standardizer.from_dict(saved["standardizer"])
         except (TypeError, ValueError, RuntimeError, KeyError, AttributeError) as error:
@@ -216,19 +210,20 @@ def pcgrad_parameters(model: nn.Module, scope: str) -> list[nn.Parameter]:
     return list(model.trunk_parameters()) if scope == "trunk" else list(model.blocks[-1].parameters())
 
 
-def train_surrogate(config: TrainConfig, train: list[Sample], val: list[Sample],
+def train_surrogate(config: TrainConfig, build: ModelBuilder, train: list[Sample], val: list[Sample],
                     standardizer: Standardizer) -> TrainedSurrogate:
-    """Up to config.steps AdamW steps on `train` (one torch thread, deterministic for a given config),
-    with early stopping on R^2_Cd of `val` when config.eval_every > 0 and `val` is not empty.
+    """Up to config.steps AdamW steps of the network `build` makes (after seeding its initialisation)
+    on `train` (one torch thread, deterministic for a given config and builder), with early stopping
+    on R^2_Cd of `val` when config.eval_every > 0 and `val` is not empty.
 
     history: per step `loss` (the plain sum of the four standardized MSEs), `surface_cp`, `volume`,
     `cd`, `profile` (each modality's MSE), `lr`, `conflict_rate` (PCGrad's conflicting pairs / pairs
     checked; nan on steps without PCGrad), `gate_usage` ([4][E] mean gate probability per modality,
-    UniDrag with GER only); and `seconds`, `seconds_per_step`, `steps_run`, `val_curve` ([step, val
+    models that report it only); and `seconds`, `seconds_per_step`, `steps_run`, `val_curve` ([step, val
     R^2_Cd] per evaluation), `best_step` (the weights kept), `val` (metrics() on `val`, if any)."""
     single_torch_thread()
     torch.manual_seed(derive_seed(config.seed, "init"))
-    model = build_model(config)
+    model = build(config)
     batches = Batches(train, standardizer, config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from flows.balora.claims import claims
+from flows.balora.experiments import conditioning_runs, convergence_runs
 from flows.balora.finetune import FinetuneSetting, finetune
 from flows.balora.synthetic_data import synthetic_problem
-from flows.balora.testbeds import conditioning_runs, convergence_runs
 from tasks.lm.corpus import CHAR_VOCAB
 from tasks.lm.model import TinyLMConfig, build_model
 from tasks.lowrank.balance import balancing_gap

@@ -7,7 +7,7 @@ import pytest
 from flows.fedcdwa.config import FedConfig
 from flows.fedcdwa.data import Federation, digits_federation, digits_partition
 from flows.fedcdwa.engine import result_record, run_inprocess
-from flows.fedcdwa.local import ClientData
+from tasks.federated.local import ClientData
 
 SMALL = dict(rounds=2, local_epochs=1, personal_epochs=1)
 

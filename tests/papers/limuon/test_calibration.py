@@ -6,10 +6,10 @@ import copy
 import pytest
 
 from flows.limuon.params import Params
-from tasks.core.params import ParamsError, load_paper_params, read_yaml, validate
+from tasks.core.params import ParamsError, load_paper_params, profile_values, validate
 from tests.conftest import ROOT
 
-DEFAULT = read_yaml(ROOT / "stages" / "limuon" / "params.yaml")["limuon"]["default"]
+DEFAULT = profile_values(ROOT, "limuon", "default")
 
 
 def test_profiles_calibrate_every_char_lm_method_that_runs():

@@ -28,7 +28,7 @@ def folders(tmp_path_factory):
     (["--method", "beam"], "--method: must be one of ar, sd, psd"),
     (["--temperature", "inf"], "--temperature: must be a finite number"),
     (["--max-new", "100"], "exceeds the models' context of 48"),
-    (["--batch", "1"], "--batch: must be in 2..1024"),
+    (["--batch", "1"], "--batch: must be in 2..1,024"),
     (["--seed", "-1"], "--seed: must be >= 0"),
 ])
 def test_hostile_options(folders, args, message):

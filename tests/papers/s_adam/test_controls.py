@@ -50,13 +50,12 @@ def test_control_is_shown_beside_the_claim_and_never_changes_passed():
 
 
 def test_params_keep_the_controls_name_free():
-    import yaml
     from pydantic import ValidationError
 
     from flows.s_adam.params import Params
+    from tasks.core.params import profile_values
 
-    path = Path(__file__).resolve().parents[3] / "stages" / "s_adam" / "params.yaml"
-    profile = yaml.safe_load(path.read_text())["s_adam"]["smoke"]
+    profile = profile_values(Path(__file__).resolve().parents[3], "s_adam", "smoke")
     Params(**profile)
     profile["optimizers"][CONTROL] = {"kind": "adamw"}
     with pytest.raises(ValidationError, match="names the lr x damping control"):

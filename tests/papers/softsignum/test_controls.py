@@ -2,16 +2,14 @@
 beside SoftSignum without letting them decide."""
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 
 from flows.softsignum.claims import evaluate_claims
+from flows.softsignum.experiments import clamp_use, hyperparameters, quad_het_run
 from flows.softsignum.params import Params
-from flows.softsignum.runs import clamp_use, hyperparameters, quad_het_run
 from flows.softsignum.variants import UNCLAMPED_TAU_MAX, hardswitch_control, parse_variant
-from tasks.core.params import ParamsError, load_paper_params, read_yaml, validate
+from tasks.core.params import ParamsError, load_paper_params, profile_values, validate
 from tasks.train.synthetic import quadratic_heterogeneous
 from tests.conftest import ROOT
 
@@ -91,7 +89,7 @@ def test_controls_are_reported_beside_softsignum_and_never_decide(quad_records):
 
 
 def _profile(name: str = "default") -> dict:
-    return copy.deepcopy(read_yaml(ROOT / "stages" / "softsignum" / "params.yaml")["softsignum"][name])
+    return profile_values(ROOT, "softsignum", name)
 
 
 def problems(data: dict) -> list[str]:

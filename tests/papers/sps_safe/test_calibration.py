@@ -8,16 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from flows.sps_safe import calibration
 from flows.sps_safe.claims import C1_STATISTICS, C1_VERDICT, claims
 from flows.sps_safe.params import P1, TUNED, Params
+from tasks.core.params import PROFILES, profile_values
+from tests.conftest import ROOT
 from flows.sps_safe.pipeline import tuned_method
 from flows.sps_safe.summaries import summarize_problem
 from flows.sps_safe.sweep import HingeSVM, Method, run_sweep
 
-PARAMS = Path(__file__).resolve().parents[3] / "stages" / "sps_safe" / "params.yaml"
 
 
 def test_the_loss_is_the_verdict_statistic():
@@ -56,7 +56,7 @@ def test_one_point_grids_pass_through_without_a_run():
 
 
 def test_the_tuned_grids_share_one_shape_and_are_sorted():
-    profiles = yaml.safe_load(PARAMS.read_text())["sps_safe"]
+    profiles = {profile: profile_values(ROOT, "sps_safe", profile) for profile in PROFILES}
     for values in profiles.values():
         g = Params(**values).svm_interp
         assert len(g.sgd) == len(g.sps_max)
@@ -79,7 +79,7 @@ def test_added_sweeps_fold_in_and_leave_the_main_rows_bit_identical():
     rng = np.random.default_rng(0)
     A = rng.normal(size=(40, 5)) + 1.0
     problem = HingeSVM(A, np.sign(A @ rng.normal(size=5)))
-    g = Params(**yaml.safe_load(PARAMS.read_text())["sps_safe"]["smoke"]).svm_interp
+    g = Params(**profile_values(ROOT, "sps_safe", "smoke")).svm_interp
     main = [tuned_method(g, "sgd", 0.01), tuned_method(g, "sgd", 0.03), tuned_method(g, "sps_max", 1.0),
             Method("sps_safe", 1.0)]
     seeds = [11, 12]

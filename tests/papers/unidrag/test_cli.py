@@ -6,7 +6,9 @@ import json
 import numpy as np
 from typer.testing import CliRunner
 
+from flows.unidrag import cli
 from flows.unidrag.cli import app
+from tasks.cfd import lbm_setup
 from tasks.core.inputs import InputError
 
 
@@ -21,3 +23,7 @@ def test_cli_json_has_every_metric():
 def test_cli_rejects_bad_options():
     result = CliRunner().invoke(app, ["cylinder", "--diameter-cells", "2"])  # `papers` prints it as one line, exit 2
     assert isinstance(result.exception, InputError) and "--diameter-cells" in str(result.exception)
+
+
+def test_cfd_help_names_the_solver_choices():
+    assert (cli.COLLISION_CHOICES, cli.DTYPE_CHOICES) == (lbm_setup.COLLISIONS, lbm_setup.DTYPES)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from flows.zovh.claims import claim_c1, claim_c2, claim_c5, claim_descent, mean_errors
-from flows.zovh.optimisation import best_lr
+from flows.zovh.experiments import best_lr
 
 FUNCTIONS = ["quadratic", "rosenbrock", "styblinski_tang"]
 

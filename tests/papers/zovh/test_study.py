@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from flows.zovh.experiments import seed_study
 from flows.zovh.points import path, start
-from flows.zovh.study import seed_study
 from tasks.core.device import single_torch_thread
 from tasks.zeroth.functions import hessian_study_functions, random_quadratic
 

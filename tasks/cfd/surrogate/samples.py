@@ -1,14 +1,11 @@
-"""UniDrag samples for the surrogates: one shape's geometry and labels, and their standardisation.
+"""The surrogates' samples: one shape's geometry and labels, and the standardisation of its targets.
 
-A sample joins data/unidrag/shapes/<i>.npz (generator parameters, dense contour) with
-data/unidrag/labels/<i>.npz (LBM labels). All points in body units (L = 1, nose at x = 0,
-road at z = 0); velocities in units of U_inf; Cp and Cd dimensionless.
+All points in body units (L = 1, nose at x = 0, road at z = 0); velocities in units of U_inf; Cp
+and Cd dimensionless. Reading a data set into samples is its paper's business.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -28,28 +25,6 @@ class Sample:
     cd: float
     profile: np.ndarray  # [K] cumulative drag build-up, profile[-1] = cd
     a_ref: float  # frontal height h_ref (2D reference area per unit span)
-
-
-def read_sample(shape_file: Path, label_file: Path) -> Sample:
-    with np.load(shape_file) as shape, np.load(label_file) as label:
-        return Sample(index=int(shape_file.stem), body_type=str(shape["body_type"]), params=shape["params"],
-                      contour=shape["contour"], surface_points=label["surface_points"],
-                      surface_normals=label["surface_normals"], surface_cp=label["surface_cp"],
-                      volume_points=label["volume_points"],
-                      volume_target=np.concatenate([label["volume_u"], label["volume_cp"][:, None]], axis=1),
-                      cd=float(label["cd"]), profile=label["profile"], a_ref=float(label["a_ref"]))
-
-
-def load_samples(data_folder: Path) -> tuple[list[Sample], dict[str, list[int]]]:
-    """(samples sorted by shape index, splits {train, val, test: [shape index]}) from the generate
-    stage's folder (data/unidrag). Use `select` to turn a split's indices into samples."""
-    data_folder = Path(data_folder)
-    label_files = sorted((data_folder / "labels").glob("*.npz"))
-    if not label_files:
-        raise FileNotFoundError(f"data_folder: no label files under {data_folder / 'labels'}")
-    samples = [read_sample(data_folder / "shapes" / f.name, f) for f in label_files]
-    splits = json.loads((data_folder / "splits.json").read_text())
-    return samples, splits
 
 
 def select(samples: list[Sample], indices: list[int]) -> list[Sample]:

@@ -1,14 +1,19 @@
 """The experiment recipes of lambda_grpo's stages, as plain functions of params and files (the flows only wire
-them): the data splits and SFT traces, one SFT policy, one RL run, the C1 gradient identity."""
+them): the data splits and SFT traces, one SFT policy, one RL run, the C1 gradient identity; and a run outside DVC
+(`papers lambda-grpo train`): a profile's sizes, with steps and seed of the user's choice."""
 from __future__ import annotations
 
 import itertools
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from tasks.core.inputs import InputError
+from tasks.core.io import repo_root
+from tasks.core.params import ParamsError, load_paper_params
 from tasks.core.seeding import derive_seed
 from tasks.lm import chain_arith as task
 from tasks.lm.model import TinyLMConfig, build_model, load_model, num_parameters, save_model
@@ -124,3 +129,32 @@ def c1_identity(params: Params, generated: Path, policy: Path) -> dict:
     setting = rl_setting(params, rl_settings(params)[0])
     groups, rewards, _ = sample_groups(model, problems, setting, derive_seed(params.seed, "c1-sample"))
     return gradient_identity(model, [p.prompt_ids() for p in problems], groups, rewards, task.VOCAB.pad)
+
+
+# ---------------------------------------------------------------- outside DVC
+
+def train_outside_dvc(profile: str, method: str, sft_steps: int | None, rl_steps: int | None, seed: int) -> dict:
+    from tasks.core.device import resolve_device, single_torch_thread
+
+    try:
+        params = load_paper_params(repo_root(Path(__file__).parent), "lambda_grpo", profile, Params)
+    except ParamsError as error:
+        raise InputError(f"--profile: {error.problems[0]}") from None
+    params = params.model_copy(update={
+        "seed": seed, "sft": params.sft.model_copy(update={"steps": sft_steps or params.sft.steps}),
+        "rl": params.rl.model_copy(update={"steps": rl_steps or params.rl.steps})})
+    single_torch_thread()
+    device = resolve_device(params.device)
+    methods = ("grpo", "lambda_grpo") if method == "both" else (method,)
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        save_problems(params, folder)
+        sft_traces(params, folder / "sft_traces.jsonl")
+        sft = sft_policy(params, folder, folder / "policy", derive_seed(seed, "sft", 0), device)
+        results = {m: rl_run(params, folder, folder / "policy", rl_settings(params)[0], m, derive_seed(seed, "rl", 0),
+                             device) for m in methods}
+    return {"profile": profile, "seed": seed, "parameters": sft["parameters"], "initial_greedy_val": sft["greedy_val"],
+            "methods": {m: {"best_val": r["best_val"], "best_step": r["best_step"], "test": r["test_at_best"],
+                            "final_val": r["evals"][-1]["greedy"],
+                            "median_step_s": float(np.median([s["wall_time_s"] for s in r["steps"]]))}
+                        for m, r in results.items()}}

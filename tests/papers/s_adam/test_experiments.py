@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from flows.s_adam.runs import make_optimizer, run_rosenbrock, sign_changes, train_digits
+from flows.s_adam.experiments import make_optimizer, run_rosenbrock, sign_changes, train_digits
 from tasks.core.seeding import derive_seed
 from tasks.optim.prox_sgd import ProxSGD
 from tasks.optim.sadam import SAdam

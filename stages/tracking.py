@@ -2,13 +2,14 @@
 
 Importing MLflow and opening its SQLite store costs about 1.7 s on these machines, more than
 the whole orchestration budget of a stage. The stage process therefore starts this companion
-first and streams its tracking calls to it (one JSON line each, in order), so MLflow starts up
-on the other core while the stage imports its own libraries and runs its flow. The companion
-also guards the run: if the stage process dies without closing it, the run is marked FAILED.
+first and streams its tracking calls to it (one message each, in order, on the companion's stdin), so
+MLflow starts up on the other core while the stage imports its own libraries and runs its flow. The
+companion also guards the run: if the stage process dies without closing it, the run is marked FAILED.
 
-The companion answers on its stdout with one JSON line `{"run_id", "parent_id"}` right after it
-opened the run (the stage reads it only when it needs the id, e.g. to write it into claims.json)
-and one more when it closed the run.
+The companion answers on its stdout with one message `{"run_id", "parent_id"}` right after it opened
+the run (the stage reads it only when it needs the id, e.g. to write it into claims.json) and one more
+when it closed the run. Messages are framed JSON (tasks/core/messages.py); the MLflow calls themselves
+are tasks/core/tracking.py's.
 """
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
+from tasks.core import messages
 from tasks.core.io import jsonable, path_md5
 
 
@@ -29,8 +32,8 @@ class Tracker:
 
     def __init__(self, root: Path):
         # Through a warm host when one serves: MLflow is then loaded already (stages/warm.py).
-        self.process = subprocess.Popen([sys.executable, "-m", "stages.warm", "stages.tracker", str(root)], cwd=root,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+        self.process = subprocess.Popen([sys.executable, "-m", "stages.warm", "stages.tracking", str(root)], cwd=root,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=os.environ.copy())
         self._lock = threading.Lock()  # the stage's guard may close the run from another thread
         self._answers: list[dict] = []  # the companion's answers: on open, then on close
         self._answered = threading.Condition()
@@ -38,14 +41,15 @@ class Tracker:
         threading.Thread(target=self._read_answers, name="tracker-answers", daemon=True).start()
 
     def _read_answers(self) -> None:
-        for line in self.process.stdout:
-            if line.startswith("{"):  # anything else on stdout is a library's chatter, not an answer
+        try:
+            while (answer := messages.receive(self.process.stdout)) is not None:
                 with self._answered:
-                    self._answers.append(json.loads(line))
+                    self._answers.append(answer)
                     self._answered.notify_all()
-        with self._answered:
-            self._ended = True
-            self._answered.notify_all()
+        finally:  # a bad frame too (its MessageError is printed): the answers end here
+            with self._answered:
+                self._ended = True
+                self._answered.notify_all()
 
     def _answer(self, count: int, timeout: float | None) -> dict | None:
         """The companion's `count`-th answer, None if it ended without giving it (or took longer than `timeout`)."""
@@ -54,12 +58,12 @@ class Tracker:
             return self._answers[count - 1] if len(self._answers) >= count else None
 
     def _send(self, op: str, **fields) -> None:
-        line = json.dumps({"op": op, **fields}, default=jsonable) + "\n"
         with self._lock:
+            if self.process.stdin.closed:  # the run is closed (the stage's guard may have closed it from another thread)
+                return
             try:
-                self.process.stdin.write(line)
-                self.process.stdin.flush()
-            except (BrokenPipeError, ValueError):  # the companion died or the run is closed; close() reports
+                messages.send(self.process.stdin, {"op": op, **fields}, default=jsonable)
+            except BrokenPipeError:  # the companion died; close() reports
                 pass
 
     def open(self, paper: str, invocation: str, inputs_hash: str, tags: dict[str, str]) -> None:
@@ -122,7 +126,7 @@ class Tracker:
         return answer
 
 
-ANSWER_AFTER_EXIT_S = 10.0  # the companion has exited: its last line is at most a pipe read away
+ANSWER_AFTER_EXIT_S = 10.0  # the companion has exited: its last answer is at most a pipe read away
 
 
 def stage_order(root: Path, paper: str) -> list[str]:
@@ -135,17 +139,41 @@ def stage_order(root: Path, paper: str) -> list[str]:
         return []
 
 
-def answer(run_id: str, parent: str) -> None:
-    """One answer line to the stage; a stage that is gone (killed before it read it) costs nothing:
-    the companion still closes its run."""
+def answer_stream() -> BinaryIO:
+    """Where the answers go: this process's stdout, taken over. Stdout itself then leads to /dev/null, so a
+    library's chatter there cannot break a frame (the stage never showed it)."""
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    to_devnull(sys.stdout.fileno())
+    return answers
+
+
+def to_devnull(fd: int) -> None:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+
+
+def answer(answers: BinaryIO, run_id: str, parent: str) -> None:
+    """One answer to the stage; a stage that is gone (killed before it read it) costs nothing: the
+    companion still closes its run."""
     try:
-        print(json.dumps({"run_id": run_id, "parent_id": parent}), flush=True)
+        messages.send(answers, {"run_id": run_id, "parent_id": parent})
     except BrokenPipeError:  # what is left in the buffer goes nowhere, so the flush at exit cannot raise either
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        to_devnull(answers.fileno())
+
+
+def stage_requests(stream: BinaryIO) -> Iterator[dict]:
+    """The stage's requests until its end; a bad frame (a stage killed while writing one) ends them too."""
+    try:
+        while (request := messages.receive(stream)) is not None:
+            yield request
+    except messages.MessageError as error:
+        print(f"MLflow tracking: the stage's requests end in {error}", file=sys.stderr, flush=True)
 
 
 def serve(root: Path) -> int:
     """The companion side: apply each request to MLflow in order."""
+    answers = answer_stream()  # before MLflow loads and may print
     from tasks.core import tracking
 
     # Ctrl-C and a SIGTERM to the process group are the stage's to handle: it closes the run
@@ -166,15 +194,14 @@ def serve(root: Path) -> int:
         tracking.mark_parent(client, parent, ok=ok)
         tracking.describe_pipeline(client, experiment, parent, stage_order(root, tags["paper"]), claims)
 
-    for line in sys.stdin:
-        request = json.loads(line)
+    for request in stage_requests(sys.stdin.buffer):
         op = request["op"]
         if op == "open":
             tags = request["tags"]
             experiment = tracking.experiment_id(client, request["paper"], root)
             parent = tracking.parent_run(client, experiment, request["invocation"], tags)
             run_id, started = tracking.stage_run(client, experiment, parent, request["inputs_hash"], tags)
-            answer(run_id, parent)
+            answer(answers, run_id, parent)
             tracking.set_tags(client, run_id, {tracking.NOTE: tracking.stage_description(tags, "running")})
         elif op == "inputs":
             tracking.log_datasets(client, run_id, request["datasets"], context="input")
@@ -197,7 +224,7 @@ def serve(root: Path) -> int:
             tracking.register_model(client, run_id, request["name"], Path(request["path"]), request.get("metrics"))
         elif op == "close":
             close(request["ok"], request["error"])
-            answer(run_id, parent)
+            answer(answers, run_id, parent)
             return 0
     if run_id is not None:  # the stage process ended without closing its run
         close(False, "the stage process ended without closing its run")

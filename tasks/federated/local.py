@@ -1,19 +1,31 @@
-"""Local training and evaluation on one client's arrays: minibatch SGD with the spec's optimiser (§3.6), an extra
-loss term per method, batches drawn from the generator each client-round owns."""
+"""Local training and evaluation on one client's arrays: minibatch SGD (momentum, weight decay) on CE plus a method's
+extra loss term, batches drawn from a generator each client-round owns. Models map x -> (features z, logits)."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .config import FedConfig
+from tasks.core.seeding import derive_seed
 
-# extra(z, logits, x, y) -> (loss term, the part of it to log as the PVDA term)
+# extra(z, logits, x, y) -> the loss term added to CE on one batch
 ExtraLoss = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+class LocalTraining(Protocol):
+    """The settings local training reads: any config with these fields (a paper's run config)."""
+
+    lr: float
+    momentum: float
+    weight_decay: float
+    batch: int
+    local_epochs: int  # E, per round
+    personal_epochs: int  # E_p, after the last round (fine-tuning, a personal branch)
 
 
 @dataclass(frozen=True)
@@ -30,7 +42,17 @@ class ClientData:
         return len(self.y_train)
 
 
-def train_local(model: nn.Module, x: np.ndarray, y: np.ndarray, cfg: FedConfig, epochs: int,
+# Each client-round and each client's personalisation own a batch stream, so no run depends on another's draws and
+# the global model never depends on a personal branch.
+def round_generator(seed: int, client: int, round_: int) -> torch.Generator:
+    return torch.Generator().manual_seed(derive_seed(seed, "client", client, round_))
+
+
+def personal_generator(seed: int, client: int) -> torch.Generator:
+    return torch.Generator().manual_seed(derive_seed(seed, "personal", client))
+
+
+def train_local(model: nn.Module, x: np.ndarray, y: np.ndarray, cfg: LocalTraining, epochs: int,
                 generator: torch.Generator, extra: ExtraLoss | None = None) -> float:
     """`epochs` passes of SGD (lr, momentum, weight decay, batch of cfg) on CE + extra; returns the mean extra term."""
     if len(y) == 0 or epochs == 0:
@@ -68,3 +90,8 @@ def correct(model: nn.Module, x: np.ndarray, y: np.ndarray) -> int:
         return 0
     model.eval()
     return int((model(torch.from_numpy(x))[1].argmax(1).numpy() == y).sum())
+
+
+def personal_score(model: nn.Module, data: ClientData) -> dict[str, int]:
+    """A personalised model's right predictions on the client's local test split, and the split's size."""
+    return {"personal_correct": correct(model, data.x_test, data.y_test), "personal_n": int(len(data.y_test))}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flows.limuon.claims import matls_claim, memory_claim
-from flows.limuon.runs import MatLsSetting, MuonFamily, mat_ls_run
+from flows.limuon.experiments import MatLsSetting, MuonFamily, mat_ls_run
 from flows.limuon.variants import parse_variant
 from tasks.train.synthetic import matrix_least_squares
 

@@ -1,6 +1,7 @@
-"""Surrogate training on a tiny real LBM data set (spec unidrag §10 Surrogate, §6.2): the data-folder
-reader and standardizer, deterministic training, save/load round trip, predict_cd's gradient for the
-shape optimiser, metric definitions, the GBT baseline and config validation."""
+"""Surrogate training on a tiny real LBM data set (spec §10 Surrogate, §6.2): the data-folder reader
+(flows/unidrag/dataset.py) and standardizer, deterministic training of the kinds (surrogates.py),
+save/load round trip, predict_cd's gradient for the shape optimiser, metric definitions, the GBT
+baseline and config validation."""
 from __future__ import annotations
 
 import json
@@ -9,11 +10,13 @@ import numpy as np
 import pytest
 import torch
 
+from flows.unidrag.dataset import DatasetFiles, load_samples
+from flows.unidrag.surrogates import MPL_KINDS, build_model, load_surrogate
 from tasks.cfd.engines import run_lbm
 from tasks.cfd.lbm_setup import LBMSetup
-from tasks.cfd.surrogate.dataset import Standardizer, load_samples, select
 from tasks.cfd.surrogate.gbt import fit_gbt
-from tasks.cfd.surrogate.training import TrainConfig, TrainedSurrogate, metrics, predict, predict_cd, train_surrogate
+from tasks.cfd.surrogate.samples import Standardizer, select
+from tasks.cfd.surrogate.training import TrainConfig, metrics, predict, predict_cd, train_surrogate
 from tasks.cfd.vehicle_dataset import Placement, labels, splits, tunnel_body
 from tasks.cfd.vehicles import sample_family
 
@@ -36,7 +39,7 @@ def data(tmp_path_factory):
         np.savez(folder / "labels" / f"{i:05d}.npz", **labels(result, i, vehicle, placement, 32, 48, seed=i))
     split = splits([v.body_type for v in family], {"train": 1, "test": 1}, seed=0)
     (folder / "splits.json").write_text(json.dumps(split))
-    samples, split = load_samples(folder)
+    samples, split = load_samples(DatasetFiles.under(folder))
     train = select(samples, split["train"])
     return train, select(samples, split["test"]), Standardizer.fit(train)
 
@@ -61,8 +64,8 @@ def test_samples_and_standardizer(data):
 @pytest.mark.parametrize("kind", ["unidrag", "transolver"])
 def test_training_is_deterministic(data, kind):
     train, test, standardizer = data
-    config = TrainConfig(kind=kind, **TINY)
-    first, second = (train_surrogate(config, train, test, standardizer) for _ in range(2))
+    config = TrainConfig(kind=kind, mpl=kind in MPL_KINDS, **TINY)
+    first, second = (train_surrogate(config, build_model, train, test, standardizer) for _ in range(2))
     assert first.history["loss"] == second.history["loss"] and len(first.history["loss"]) == config.steps
     assert np.isfinite(first.history["loss"]).all()
     if kind == "unidrag":
@@ -73,8 +76,8 @@ def test_training_is_deterministic(data, kind):
 
 def test_save_load_round_trip_and_predict_cd_gradient(data, tmp_path):
     train, test, standardizer = data
-    trained = train_surrogate(TrainConfig(kind="unidrag", **TINY), train, [], standardizer)
-    loaded = TrainedSurrogate.load(trained.save(tmp_path / "model.pt"))
+    trained = train_surrogate(TrainConfig(kind="unidrag", mpl=True, **TINY), build_model, train, [], standardizer)
+    loaded = load_surrogate(trained.save(tmp_path / "model.pt"))
     assert loaded.config == trained.config and loaded.history == trained.history
     for a, b in zip(predict(trained, test), predict(loaded, test)):
         assert a["cd"] == b["cd"]
@@ -105,11 +108,16 @@ def test_gbt_baseline_predicts_finite_cd(data):
     assert predicted.shape == (len(test),) and np.isfinite(predicted).all()
 
 
-@pytest.mark.parametrize("field, value", [("kind", "resnet"), ("heads", 3), ("top_k", 5), ("steps", 0),
-                                          ("pcgrad_scope", "heads"), ("lr", 0.0)])
+@pytest.mark.parametrize("field, value", [("heads", 3), ("top_k", 5), ("steps", 0), ("pcgrad_scope", "heads"),
+                                          ("lr", 0.0)])
 def test_config_names_the_bad_field(field, value):
     with pytest.raises(ValueError, match=field):
-        TrainConfig(**{**TINY, field: value})
+        TrainConfig(**{"kind": "unidrag", **TINY, field: value})
+
+
+def test_an_unknown_kind_is_named():
+    with pytest.raises(ValueError, match="kind"):
+        build_model(TrainConfig(kind="resnet", **TINY))
 
 
 def test_early_stopping_keeps_the_best_evaluated_weights(data):
@@ -117,7 +125,7 @@ def test_early_stopping_keeps_the_best_evaluated_weights(data):
     evaluations without a new best, and the kept weights score the curve's best R^2."""
     train, test, standardizer = data
     config = TrainConfig(kind="transolver", **(TINY | {"steps": 12}), eval_every=2, patience=1)
-    trained = train_surrogate(config, train, test, standardizer)
+    trained = train_surrogate(config, build_model, train, test, standardizer)
     history = trained.history
     steps, scores = zip(*history["val_curve"])
     assert steps == tuple(range(2, 2 * len(steps) + 1, 2)) and history["steps_run"] == steps[-1]

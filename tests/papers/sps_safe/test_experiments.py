@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from flows.sps_safe.params import DigitsOptimizerParams
-from flows.sps_safe.runs import run_label, train_digits
+from flows.sps_safe.experiments import run_label, train_digits
 from flows.sps_safe.summaries import grad_norm_ratio
 from tasks.train.digits import digits_split
 

@@ -7,7 +7,7 @@ error is not timed; the median resists a shared machine's stalls), error x queri
 error x seconds, the estimate's storage (low-rank: (n + 1) d floats; the dense d x d it stands for), and each as a
 ratio to ZoVH's. ZoVH-reuse is called at one fixed point, so its buffer holds pairs of that point. One torch thread.
 
-Run: `python -m benchmarks.zeroth_hessian` (JSON -> benchmarks/results/zeroth_hessian.json).
+Run: `python -m benchmarks.zovh_hessian` (JSON -> benchmarks/results/zovh_hessian.json).
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def main() -> dict:
     torch.set_num_threads(1)
     result = {"K": K, "mu": MU, "noise_std": NOISE, "estimates": ESTIMATES,
               "by_d": {str(d): measure(d) for d in SIZES}}
-    write_result("zeroth_hessian", result)
+    write_result("zovh_hessian", result)
     return result
 
 

@@ -1,4 +1,4 @@
-"""The UniDrag network (spec unidrag §3.2; the paper names the parts, the internals are our reading).
+"""The UniDrag network (spec §3.2; the paper names the parts, the internals are our reading).
 
 Trunk: enhanced Physics-Sliced Attention (ePSA, Transolver++-style "eidetic" slices) over the
 union of surface and volume tokens, so the same slices couple body and flow. Then Gated Expert
@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .heads import Heads, mlp
-from .transolver import TEMPERATURE_INIT, PhysicsAttention, PhysicsTrunk, slice_weights
+from tasks.cfd.surrogate.heads import Heads, mlp
+from tasks.cfd.surrogate.transolver import TEMPERATURE_INIT, PhysicsAttention, PhysicsTrunk, slice_weights
 
 MODALITIES = ("surface", "volume", "cd", "profile")
 TEMPERATURE_OFFSET_BIAS = -2.0  # softplus(-2) = 0.13: start near the plain slices' T = 0.5 (our choice)

@@ -1,6 +1,6 @@
 """The task-library calls of a se3_sync stage in a bare process: no Prefect flow run, no
 MLflow, no validation beyond building the params object. The orchestration benchmark times
-this process against `python -m stages se3_sync <stage>`."""
+this process against `python -m stages se3_sync <stage>` for each stage of STAGES."""
 from __future__ import annotations
 
 import sys
@@ -9,6 +9,7 @@ from itertools import product
 from pathlib import Path
 
 from flows.se3_sync import pipeline as se3_sync
+from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.io import repo_root, write_json
 from tasks.core.params import load_paper_params
 from tasks.core.stage import StageContext
@@ -29,12 +30,16 @@ def solve(params: se3_sync.Params, out: Path) -> None:
 
 
 def evaluate(params: se3_sync.Params, out: Path) -> None:
-    outputs = {str(DATA / name): out / name for name in ("claims.json", "errors.csv", "error_vs_noise.csv", "plots", "metrics.json")}
-    se3_sync.evaluate.fn(params, StageContext(repo_root(), "se3_sync", "smoke", "bare", "cpu", outputs))
+    outputs = {name: out / name for name in ("claims.json", "errors.csv", "error_vs_noise.csv", "plots", "metrics.json")}
+    context = StageContext(repo_root(), "se3_sync", "smoke", "bare", "cpu", ("instances", "runs", "timing.json"), outputs)
+    report = se3_sync.evaluate.fn(params, context)
+    write_json(outputs["claims.json"], claims_document("se3_sync", "smoke", "bare", report.claims))
+    write_json(outputs["metrics.json"], headline_metrics(report.claims, **report.headline))
 
+
+STAGES = {"solve": solve, "evaluate": evaluate}
 
 if __name__ == "__main__":
-    stage = sys.argv[1]
     params = load_paper_params(repo_root(), "se3_sync", "smoke", se3_sync.Params)
     with tempfile.TemporaryDirectory() as folder:
-        {"solve": solve, "evaluate": evaluate}[stage](params, Path(folder))
+        STAGES[sys.argv[1]](params, Path(folder))

@@ -1,4 +1,5 @@
-"""Testbeds A and B (spec §6.1-6.2) on one synthetic problem: the runs of each method from each init.
+"""The experiment recipes of balora's stages: testbeds A and B (spec §6.1-6.2) on one synthetic problem, the runs
+of each method from each init; testbed C's pieces: the corpora as ids, the tiny base model, and one fine-tuning run.
 
 A: per init, method and optimizer, every lr of the grid; the lr of smallest final loss is the run's (divergent
 lrs never win); the excess-loss curve (loss - optimal loss) of that lr is kept. B: per init, LoRA and BaLoRA with
@@ -6,12 +7,24 @@ sign descent and a decaying step, then the exact Hessian at the end point: condi
 """
 from __future__ import annotations
 
+import copy
+from pathlib import Path
+
 import numpy as np
 import torch
 
+from tasks.lm.corpus import CHAR_VOCAB
+from tasks.lm.model import TinyLMConfig, build_model, load_model, save_model
+from tasks.lm.pretrain import fixed_windows, pretrain
+from tasks.lm.training import TrainSetting
 from tasks.lowrank.balance import balancing_gap
 from tasks.lowrank.synthetic import (Descent, balanced_condition_number, condition_number, factor_descent, hessian,
                                      optimal_loss)
+
+from .finetune import FinetuneSetting, finetune
+from .params import Params
+
+# ---------------------------------------------------------------- testbeds A and B
 
 SYNTHETIC_METHODS = {"lora": None, "balora": "svd", "balora_aligned": "aligned"}
 
@@ -56,3 +69,32 @@ def conditioning_runs(problem: dict, steps: int, lr: float, decay: float, inits:
                          "spectrum": eigenvalues.tolist()})
     return {"kappa_closed_form": balanced_condition_number(T, W0, r), "rows": rows,
             "sigma": torch.linalg.svdvals(T - W0).tolist()}
+
+
+# ---------------------------------------------------------------- testbed C
+
+def load_ids(folder: Path, name: str) -> torch.Tensor:
+    return torch.from_numpy(np.fromfile(folder / f"{name}.bin", dtype=np.uint8).astype(np.int64))
+
+
+def train_base(params: Params, generated: Path, out: Path, seed: int) -> list[float]:
+    m = params.model
+    config = TinyLMConfig(**m.model_dump())
+    model = build_model(config, CHAR_VOCAB, seed)
+    p = params.pretrain
+    setting = TrainSetting(p.steps, p.batch, p.lr)
+    losses = pretrain(model, load_ids(generated, "pretrain"), setting, m.context, seed)
+    save_model(model, out, CHAR_VOCAB, config)
+    return losses
+
+
+def finetune_run(params: Params, generated: Path, base_folder: Path, method: str, lr: float, scale: float,
+                 seed: int, val_seed: int) -> dict:
+    base, _, config = load_model(base_folder)
+    f = params.finetune
+    val = fixed_windows(load_ids(generated, "finetune_val"), config.context, f.eval_windows, val_seed)
+    setting = FinetuneSetting(method, f.rank, lr, scale, f.steps, f.batch, config.context, f.eval_every)
+    result = finetune(copy.deepcopy(base), load_ids(generated, "finetune_train"), val, setting, seed)
+    return {"method": method, "lr": lr, "scale": scale, "evals": result["evals"],
+            "final_eval": result["evals"][-1][1], "step_times": result["step_times"],
+            "train_losses": result["train_losses"]}

@@ -1,0 +1,7 @@
+"""`papers ddsvm fit --out` on a shared machine (tests/output_table.py)."""
+from tests.output_table import assert_planted_link_refused
+from tests.platform.second_user import other  # noqa: F401
+
+
+def test_a_planted_link_at_out_is_refused(tmp_path_factory, other):  # noqa: F811 - the fixture
+    assert_planted_link_refused(tmp_path_factory, other, ("ddsvm", "fit", "data.csv", "--label", "kind"), "ddsvm.safetensors")

@@ -1,0 +1,8 @@
+"""`papers unidrag optimize --out` on a shared machine (tests/output_table.py)."""
+from tests.output_table import assert_planted_link_refused
+from tests.platform.second_user import other  # noqa: F401
+
+
+def test_a_planted_link_at_out_is_refused(tmp_path_factory, other):  # noqa: F811 - the fixture
+    assert_planted_link_refused(tmp_path_factory, other, ("unidrag", "optimize", "car.stl"), "unidrag.stl",
+                                inputs=lambda work: (work / "car.stl").write_bytes(b"solid car\nendsolid car\n"))
