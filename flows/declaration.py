@@ -9,8 +9,8 @@ from typing import NamedTuple
 
 
 class Command(NamedTuple):
-    """A `papers <name>` sub-command: the typer app `app` of `flows/<paper>/cli.py`, described by `summary`
-    (the app's own help, which the app takes from here)."""
+    """The paper's `papers <slug>` sub-command (the slug with hyphens: `papers mip-early-stop`): the typer app `app`
+    of `flows/<paper>/cli.py`, described by `summary` (the app's own help, which the app takes from here)."""
     app: str
     summary: str
 
@@ -35,4 +35,4 @@ class Paper(NamedTuple):
     pipeline: str              # the pipeline in a few words: "Reproduce the <pipeline> pipeline (dvc repro) every night."
     nightly: str               # cron (UTC) of its nightly deployment; papers are spread over the night
     stages: tuple[Stage, ...]  # in the order they run
-    commands: dict[str, Command] = {}  # `papers <name> ...`, none where the paper has no entry point of its own
+    command: Command | None = None  # `papers <slug> ...`, none where the paper has no entry point of its own

@@ -14,7 +14,8 @@ class DeclarationError(ValueError):
 
 
 class PaperCommand(NamedTuple):
-    """`papers <name>`: the typer app at `source` ("module:attribute"), listed with `summary`."""
+    """`papers <name>` (the paper's slug with hyphens): the typer app at `source` ("module:attribute"), listed with
+    `summary`."""
     name: str
     source: str
     summary: str
@@ -38,17 +39,15 @@ def declarations(root: Path) -> dict[str, Paper]:
     return {paper: declaration(paper) for paper in declared_papers(root)}
 
 
-def paper_commands(root: Path) -> list[PaperCommand]:
-    """Every paper's `papers` sub-commands, in paper order; a name two papers (or one twice) declare is an error."""
-    commands: dict[str, PaperCommand] = {}
-    for paper, declared in declarations(root).items():
-        for name, command in declared.commands.items():
-            if name in commands:
-                raise DeclarationError(f"flows/{paper}/paper.py: the command name {name!r} is taken by "
-                                       f"{commands[name].paper}; choose another")
-            commands[name] = PaperCommand(name, f"flows.{paper}.cli:{command.app}", command.summary, paper)
-    return list(commands.values())
+def command_name(paper: str) -> str:
+    """`papers <name>` of a paper: its slug with hyphens."""
+    return paper.replace("_", "-")
 
+
+def paper_commands(root: Path) -> list[PaperCommand]:
+    """Every paper's `papers` sub-command, in paper order."""
+    return [PaperCommand(command_name(paper), f"flows.{paper}.cli:{declared.command.app}", declared.command.summary, paper)
+            for paper, declared in declarations(root).items() if declared.command is not None]
 
 def _valid_name(name: str) -> bool:
     """A path under data/<paper>/: relative, no `..`, no empty part."""

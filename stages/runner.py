@@ -65,7 +65,7 @@ def input_hashes(root: Path, spec: StageSpec) -> dict[str, str]:
 
 
 def dotted_value(data: dict, key: str):
-    """The value at DVC's dotted params key (`ncrs.default`), None where a part is missing."""
+    """The value at DVC's dotted params key (`<paper>.default`), None where a part is missing."""
     for part in key.split("."):
         data = data.get(part) if isinstance(data, dict) else None
     return data

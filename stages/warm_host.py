@@ -318,7 +318,7 @@ def reseed() -> None:
 
 
 def name_after(request: dict) -> None:
-    """`ps` shows the child as the command it runs (`python -m stages se3_sync solve`), marked warm."""
+    """`ps` shows the child as the command it runs (`python -m stages <paper> solve`), marked warm."""
     if "setproctitle" not in sys.modules:
         return
     command = "python (pool worker)" if request.get("spawn") else f"python -m {request['module']}"

@@ -16,7 +16,7 @@ from tasks.core.inputs import InputError, check_choice, check_count, check_not_l
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["balora"].summary,
+app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
 METHODS = ("balora", "lora")
 MAX_STEPS, MAX_BATCH, MAX_RANK = 100_000, 4096, 1024

@@ -11,7 +11,5 @@ PAPER = Paper(
         Stage("solve", inputs=("generate", "train"), outputs=("solve",)),
         Stage("evaluate", inputs=("solve",), committed=("summary.json",), plots=("plots",), claims=True),
     ),
-    commands={
-        "balora": Command("app", "Balanced LoRA (BaLoRA) vs LoRA fine-tuning of your saved tiny LM on your text."),
-    },
+    command=Command("app", "Balanced LoRA (BaLoRA) vs LoRA fine-tuning of your saved tiny LM on your text."),
 )

@@ -24,7 +24,7 @@ from tasks.train.labelled_csv import read_labelled_csv
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["ddsvm"].summary,
+app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
 MAX_EPOCHS = 10_000
 MAX_FEATURE_DIM = 4096

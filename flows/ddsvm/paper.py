@@ -10,7 +10,5 @@ PAPER = Paper(
         Stage("train", inputs=("splits",), outputs=("models",)),
         Stage("evaluate", inputs=("splits", "models"), committed=("results.csv",), plots=("plots",), claims=True),
     ),
-    commands={
-        "ddsvm": Command("app", "Deep features trained for an explicit SVM margin (DDSVM) on your own CSV."),
-    },
+    command=Command("app", "Deep features trained for an explicit SVM margin (DDSVM) on your own CSV."),
 )

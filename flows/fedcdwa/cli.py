@@ -19,7 +19,7 @@ from tasks.core.params import ParamsError, validate
 from .config import MAX_EPOCHS, MAX_ROUNDS, METHOD_NAMES, FedConfig
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["fedcdwa"].summary,
+app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
 ENGINES = ("inprocess", "flower")
 MAX_CLIENTS, MAX_FLOWER_CLIENTS = 1000, 32

@@ -10,7 +10,5 @@ PAPER = Paper(
         Stage("train", inputs=("partitions",), outputs=("runs",)),
         Stage("evaluate", inputs=("runs",), committed=("summary.csv",), plots=("plots",), claims=True),
     ),
-    commands={
-        "fedcdwa": Command("app", "Federated prototype distillation with Wasserstein aggregation (FedCDWA) and its baselines."),
-    },
+    command=Command("app", "Federated prototype distillation with Wasserstein aggregation (FedCDWA) and its baselines."),
 )

@@ -16,9 +16,8 @@ from tasks.core.console import console
 from tasks.core.inputs import InputError, check_choice, check_count, check_range, read_text
 
 from .paper import PAPER
-from .process_sets import process_counts, process_steps
 
-app = typer.Typer(help=PAPER.commands["lambda-grpo"].summary, no_args_is_help=True)
+app = typer.Typer(help=PAPER.command.summary, no_args_is_help=True)
 MAX_GROUP = 4096  # completions in one group
 MAX_TOKENS = 65_536  # tokens of one completion
 MAX_SFT_STEPS, MAX_RL_STEPS = 100_000, 100_000
@@ -66,6 +65,8 @@ def read_group(path: Path) -> tuple[list[list], list[float] | None]:
 
 
 def group_report(completions: list[list], rewards: list[float] | None) -> dict:
+    from .process_sets import process_counts, process_steps  # torch: only when a command runs, not for --help
+
     counts = process_counts(completions)
     report = {"group_size": len(completions), "lambda": counts,
               "weights": [[1.0 / c for c in row] for row in counts],

@@ -12,8 +12,6 @@ PAPER = Paper(
         Stage("evaluate",
               inputs=("generate", "train", "solve"), committed=("summary.json",), plots=("plots",), claims=True),
     ),
-    commands={
-        "lambda-grpo": Command("app", "GRPO vs lambda-GRPO: process sets and token weights of your own groups; "
-                                      "runs on chain arithmetic."),
-    },
+    command=Command("app", "GRPO vs lambda-GRPO: process sets and token weights of your own groups; "
+                    "runs on chain arithmetic."),
 )

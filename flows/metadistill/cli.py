@@ -17,7 +17,7 @@ from tasks.core.io import repo_root
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["metadistill"].summary,
+app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
 STUDENTS = {"md": "les_md.pt", "base": "les_base.pt", "cmaes": None}
 MAX_DIM, MAX_POPSIZE, MAX_BUDGET, MAX_CELLS = 10_000, 10_000, 10_000_000, 10_000_000

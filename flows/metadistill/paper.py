@@ -11,7 +11,5 @@ PAPER = Paper(
         Stage("solve", inputs=("models",), outputs=("runs",)),
         Stage("evaluate", inputs=("runs", "models"), committed=("summary.csv",), plots=("plots",), claims=True),
     ),
-    commands={
-        "metadistill": Command("app", "Minimise your own black-box function with a distilled learned optimiser (LES)."),
-    },
+    command=Command("app", "Minimise your own black-box function with a distilled learned optimiser (LES)."),
 )

@@ -15,7 +15,7 @@ from tasks.core.inputs import InputError, check_choice, check_count, check_numbe
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["minedraft"].summary,
+app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
 METHODS = ("ar", "sd", "psd")
 

@@ -12,7 +12,5 @@ PAPER = Paper(
         Stage("solve", inputs=("generate", "train"), outputs=("solve",)),
         Stage("evaluate", inputs=("solve", "calibrate"), committed=("summary.json",), plots=("plots",), claims=True),
     ),
-    commands={
-        "minedraft": Command("app", "MineDraft: AR, speculative and batch-parallel speculative decoding of your own prompts."),
-    },
+    command=Command("app", "MineDraft: AR, speculative and batch-parallel speculative decoding of your own prompts."),
 )

@@ -10,5 +10,5 @@ features, model, conformal rules and the online stopper in tasks/mip/).
 - replay.py: every rule replayed on the test split, coverage over random splits, online re-solves vs replay, the summary.
 - claims.py: the claim checks C1 (coverage), C2 (time saved), C3 (network vs gap rule) per family.
 - plots.py: coverage over splits, time saved per rule, predicted vs true gap.
-- cli.py: `papers mip stop`, solving a user's MIP with a trained, calibrated stopper.
+- cli.py: `papers mip-early-stop stop`, solving a user's MIP with a trained, calibrated stopper.
 """

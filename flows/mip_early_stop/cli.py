@@ -1,4 +1,4 @@
-"""`papers mip stop`: solve a user's MIP with SCIP and a trained, calibrated early stopper.
+"""`papers mip-early-stop stop`: solve a user's MIP with SCIP and a trained, calibrated early stopper.
 
 Reading order: `stop` checks every input before any solve (the --sol folder, the instance file,
 the stopper bundle, then the instance as SCIP reads it, in a child process), solves in child
@@ -7,7 +7,7 @@ turns SCIP's own results into the report. A user's mistake raises InputError, wh
 prints as one line with exit 2.
 
 torch (the stopper) and mlflow (a registered model) are imported inside the command, so that
-`papers mip stop --help` starts in a fraction of a second.
+`papers mip-early-stop stop --help` starts in a fraction of a second.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from tasks.mip.stopper import NetworkStopper
 
 # rich_markup_mode=None: help texts are printed as written ("[--alpha A]" is not rich markup).
-app = typer.Typer(help=PAPER.commands["mip"].summary, no_args_is_help=True,
+app = typer.Typer(help=PAPER.command.summary, no_args_is_help=True,
                   rich_markup_mode=None)
 
 # What a stopper bundle's meta holds (flows/mip_early_stop/pipeline.py, calibrate) and this command reads.

@@ -14,7 +14,5 @@ PAPER = Paper(
               inputs=("instances", "trajectories", "baselines", "stoppers", "calibration.json"),
               committed=("results.csv", "online.csv"), plots=("plots",), claims=True),
     ),
-    commands={
-        "mip": Command("app", "Early stopping of SCIP with a conformally calibrated gap predictor."),
-    },
+    command=Command("app", "Early stopping of SCIP with a conformally calibrated gap predictor."),
 )

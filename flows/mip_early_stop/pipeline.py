@@ -154,7 +154,7 @@ def calibrate(params: Params, context: StageContext) -> StageReport:
         seen = load_split(trajectories, family.name, "train") + cal
         result = calibrate_family(cal, model.predict, params.alpha, params.epsilon, params.quantile)
         calibration[family.name] = result
-        # The stopper bundle: the model plus what `papers mip stop` needs to stop a new solve alike.
+        # The stopper bundle: the model plus what `papers mip-early-stop stop` needs to stop a new solve alike.
         save_model(stoppers / f"{family.name}.pt", model, normalizer,
                    meta | {"scores": result["network"]["scores"], "epsilon": params.epsilon, "alpha": params.alpha,
                            "quantile": params.quantile, "gap": params.gap, "time_limit": params.time_limit,

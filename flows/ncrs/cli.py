@@ -17,7 +17,7 @@ from tasks.core.inputs import InputError, check_number, check_range
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["ncrs"].summary, no_args_is_help=True)
+app = typer.Typer(help=PAPER.command.summary, no_args_is_help=True)
 MAX_DIM, MAX_BUDGET = 1_000_000, 10_000_000
 
 

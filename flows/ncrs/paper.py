@@ -10,7 +10,5 @@ PAPER = Paper(
         Stage("solve", inputs=("problems",), outputs=("runs",)),
         Stage("evaluate", inputs=("runs",), committed=("summary.csv",), plots=("plots",), claims=True),
     ),
-    commands={
-        "ncrs": Command("app", "Comparison-only random search on R^d (NCRS)."),
-    },
+    command=Command("app", "Comparison-only random search on R^d (NCRS)."),
 )

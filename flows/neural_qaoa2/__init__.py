@@ -7,5 +7,5 @@ params.py      the typed Params of one profile of stages/neural_qaoa2/params.yam
 pipeline.py    the Prefect flows of the stages generate, solve, train, evaluate (STAGES).
 evaluation.py  scores per policy, first places, the critic on held-out runs, claims C1-C3.
 plots.py       rho per policy, the critic's calibration.
-cli.py         `papers qaoa2 solve`: QAOA^2 on a user's graph or QUBO.
+cli.py         `papers neural-qaoa2 solve`: QAOA^2 on a user's graph or QUBO.
 """

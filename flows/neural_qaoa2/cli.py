@@ -1,9 +1,9 @@
-"""`papers qaoa2 solve`: MaxCut (or a QUBO) of a user's graph by QAOA^2 with any partition policy.
+"""`papers neural-qaoa2 solve`: MaxCut (or a QUBO) of a user's graph by QAOA^2 with any partition policy.
 
 Every input is checked before any work: the options, the output folder, the graph (node ids,
 edge count and weights against the limits in tasks/quantum/instances.py), then the networks.
 A bad one is an InputError (one line, exit 2 from `papers`). torch (the networks) and the QAOA
-simulation are imported inside the command, so that `papers qaoa2 solve --help` starts at once.
+simulation are imported inside the command, so that `papers neural-qaoa2 solve --help` starts at once.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tasks.quantum.qubo import assignment_from_sides, qubo_to_maxcut
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["qaoa2"].summary, no_args_is_help=True)
+app = typer.Typer(help=PAPER.command.summary, no_args_is_help=True)
 POLICY_NAMES = ("neural", "kl", "modularity", "boundary", "random")
 # The default profile's evidence (stages/neural_qaoa2/README.md): KL has the most first places and the best
 # mean rho of the five policies, Neural does not beat it; so KL is what a user gets without asking.

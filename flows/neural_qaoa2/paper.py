@@ -13,7 +13,5 @@ PAPER = Paper(
               inputs=("graphs", "reference.json", "networks.pt"), committed=("runs.csv", "per_graph.csv"),
               plots=("plots",), claims=True),
     ),
-    commands={
-        "qaoa2": Command("app", "Divide-and-conquer QAOA on your own graphs."),
-    },
+    command=Command("app", "Divide-and-conquer QAOA on your own graphs."),
 )

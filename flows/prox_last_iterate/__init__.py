@@ -10,5 +10,5 @@ the uniform and suffix averages of the same runs, F* from cvxpy (Clarabel) / sci
 - problems.py: the two instances (generator, data, reference optimum) and their torch problem objects.
 - rates.py: per-seed log-log slopes of F - F* against T and their confidence interval over seeds.
 - claims.py: C1 (ratio of gaps across horizons), C2 (last vs average on Q1), C3 (fitted slope); plots.py.
-- pipeline.py: the Prefect flows generate, solve, evaluate (`STAGES`); cli.py: `papers prox solve`.
+- pipeline.py: the Prefect flows generate, solve, evaluate (`STAGES`); cli.py: `papers prox-last-iterate solve`.
 """

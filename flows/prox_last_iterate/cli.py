@@ -1,4 +1,4 @@
-"""`papers prox solve PROBLEM.json`: a stochastic proximal method on a user's composite problem, returning the last
+"""`papers prox-last-iterate solve PROBLEM.json`: a stochastic proximal method on a user's composite problem, returning the last
 iterate (the paper's output) beside the uniform average, optionally with the cvxpy / scikit-learn optimum.
 
 PROBLEM.json (paths relative to the file):
@@ -25,7 +25,7 @@ from tasks.userdata.arrays import read_array
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["prox"].summary,
+app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
 PROBLEMS = ("lasso", "network_lasso")
 REQUIRED = {"lasso": ("problem", "X", "y", "lam", "iterations"),

@@ -10,7 +10,5 @@ PAPER = Paper(
         Stage("solve", inputs=("problems",), outputs=("runs",)),
         Stage("evaluate", inputs=("runs",), committed=("gaps.csv", "slopes.csv"), plots=("plots",), claims=True),
     ),
-    commands={
-        "prox": Command("app", "Stochastic proximal methods (last iterate) on your own composite problems."),
-    },
+    command=Command("app", "Stochastic proximal methods (last iterate) on your own composite problems."),
 )

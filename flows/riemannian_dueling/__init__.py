@@ -10,5 +10,5 @@ quotient on the sphere), E2 (Karcher mean on SPD) and E3 (RDFW on the simplex) (
 - claims.py: C1-C4 and the report R5.
 - plots.py: gap traces, B(n), the RDFW rate.
 - pipeline.py: the Prefect flows generate, solve, evaluate (`STAGES`).
-- cli.py: `papers dueling minimize MODULE:FUNCTION`.
+- cli.py: `papers riemannian-dueling minimize MODULE:FUNCTION`.
 """

@@ -10,7 +10,5 @@ PAPER = Paper(
         Stage("solve", inputs=("problems",), outputs=("runs",)),
         Stage("evaluate", inputs=("runs",), committed=("summary.csv",), plots=("plots",), claims=True),
     ),
-    commands={
-        "dueling": Command("app", "Comparison-only minimisation on a manifold (RDNGD, RDFW)."),
-    },
+    command=Command("app", "Comparison-only minimisation on a manifold (RDNGD, RDFW)."),
 )

@@ -19,7 +19,7 @@ from tasks.sync.graph import Poses
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["se3-sync"].summary, no_args_is_help=True)
+app = typer.Typer(help=PAPER.command.summary, no_args_is_help=True)
 NAMES = {"dqgpm": "dqgpm", "spectral": "dq_spectral", "eig": "eig", "chain": "chain"}
 
 

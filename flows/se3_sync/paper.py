@@ -12,7 +12,5 @@ PAPER = Paper(
               inputs=("instances", "runs", "timing.json"), committed=("errors.csv", "error_vs_noise.csv"),
               plots=("plots",), claims=True),
     ),
-    commands={
-        "se3-sync": Command("app", "SE(3) synchronization on your own pose graphs."),
-    },
+    command=Command("app", "SE(3) synchronization on your own pose graphs."),
 )

@@ -20,7 +20,7 @@ from tasks.core.inputs import InputError, check_number, check_range
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["sw-drso"].summary,
+app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
 MAX_SET = 4096
 TRAIN_HINT = "train one with `papers run sw_drso`, or pass a .safetensors file"

@@ -10,7 +10,5 @@ PAPER = Paper(
         Stage("train", inputs=("sets",), outputs=("models",)),
         Stage("evaluate", inputs=("sets", "models"), committed=("accuracy.csv",), plots=("plots",), claims=True),
     ),
-    commands={
-        "sw-drso": Command("app", "Classify your own point cloud or mesh with the robust SW-DRSO set classifier."),
-    },
+    command=Command("app", "Classify your own point cloud or mesh with the robust SW-DRSO set classifier."),
 )

@@ -13,5 +13,5 @@ surrogates.py      the surrogate kinds (UniDrag, its ablations, the baselines): 
 claims.py          claims C1 (multi-field prediction), C2 and C3 (verified robust optimisation).
 dataset_plots.py   plots of the data set: Cd per body type, surface Cp, drag build-up, convergence.
 opt_plots.py       plots of the surrogates and optimisations: predicted vs LBM Cd, profiles, silhouettes.
-cli.py             `papers cfd` (solver validation cases) and `papers unidrag` (a user's mesh: predict, optimize).
+cli.py             `papers unidrag cfd` (solver validation cases) and `papers unidrag` (a user's mesh: predict, optimize).
 """

@@ -1,4 +1,4 @@
-"""`papers cfd`: validate the lattice-Boltzmann solver against published reference values.
+"""`papers unidrag cfd`: validate the lattice-Boltzmann solver against published reference values.
 `papers unidrag`: predict and minimise the drag of a user's vehicle mesh with the UniDrag surrogate.
 
 Every option, output path, mesh and model is checked before any work (the lattice size against
@@ -24,7 +24,7 @@ from tasks.core.io import repo_root, staged_output
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["cfd"].summary, no_args_is_help=True)
+cfd_app = typer.Typer(help="Lattice-Boltzmann solver validation cases.", no_args_is_help=True)
 CYLINDER_KEYS = ("cd_mean", "cd_max", "cl_max", "dp", "recirculation_length", "strouhal")
 MAX_LATTICE_CELLS = 16_000_000  # D3Q19 in float32: ~2.4 GB of populations, twice over
 MAX_STEPS = 10_000_000  # the per-step force trace is allocated up front
@@ -78,7 +78,7 @@ def _print_table(title: str, ours: dict, reference: dict, errors: dict) -> None:
     console().print(table)
 
 
-@app.command()
+@cfd_app.command()
 def cylinder(
     re: float = typer.Option(20.0, "--re", help="Reynolds number U_mean D / nu (20: case 2D-1, 100: case 2D-2)."),
     diameter_cells: int = typer.Option(10, "--diameter-cells", help="Cylinder diameter in lattice cells (>= 4)."),
@@ -119,7 +119,7 @@ def cylinder(
                  result["relative_error"])
 
 
-@app.command()
+@cfd_app.command()
 def sphere(
     re: float = typer.Option(20.0, "--re", help="Reynolds number U D / nu (Schiller-Naumann holds for Re < 800)."),
     diameter_cells: int = typer.Option(8, "--diameter-cells", help="Sphere diameter in lattice cells (>= 4)."),
@@ -146,7 +146,8 @@ def sphere(
 
 # ---------------------------------------------------------------- `papers unidrag`: a user's mesh
 
-unidrag_app = typer.Typer(help=PAPER.commands["unidrag"].summary, no_args_is_help=True)
+app = typer.Typer(help=PAPER.command.summary, no_args_is_help=True)
+app.add_typer(cfd_app, name="cfd")
 DEFAULT_MODEL = Path("data") / "unidrag" / "models" / "unidrag-seed0.pt"
 REGISTERED_MODEL = "unidrag-surrogate"
 MESH_HELP = "Closed (watertight) STL/OBJ/PLY mesh, +x streamwise, z up (see stages/unidrag/README.md for the frame)."
@@ -203,7 +204,7 @@ def _frame(shape, mesh_file: Path) -> dict:
             "a_ref": shape.a_ref}
 
 
-@unidrag_app.command("predict")
+@app.command("predict")
 def predict_command(
     mesh_file: Path = typer.Argument(..., help=MESH_HELP),
     model: str = typer.Option(None, "--model", help=MODEL_HELP),
@@ -252,7 +253,7 @@ def _verify(base, result) -> dict:
     return verified_outcome(float(lbm.cd[0]), float(lbm.cd[1]), result.a_ref_ratio, result.constraints_hold)
 
 
-@unidrag_app.command("optimize")
+@app.command("optimize")
 def optimize_command(
     mesh_file: Path = typer.Argument(..., help=MESH_HELP),
     max_displacement: float = typer.Option(0.05, "--max-displacement",

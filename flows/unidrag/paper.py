@@ -16,9 +16,7 @@ PAPER = Paper(
                       "train_report.json", "opt", "verified.json"),
               plots=("plots",), claims=True),
     ),
-    commands={
-        "cfd": Command("app", "Lattice-Boltzmann solver validation cases."),
-        "unidrag": Command("unidrag_app", "Drag of your own vehicle mesh with the trained UniDrag surrogate: predict it, or "
-                                          "minimise it by a small FFD deformation (optionally verified by the LBM)."),
-    },
+    command=Command("app", "Drag of your own vehicle mesh with the trained UniDrag surrogate: predict it, or minimise "
+                           "it by a small FFD deformation (optionally verified by the LBM); `cfd`: the LBM validation "
+                           "cases."),
 )

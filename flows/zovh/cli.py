@@ -23,7 +23,7 @@ from tasks.userdata.functions import load_function
 
 from .paper import PAPER
 
-app = typer.Typer(help=PAPER.commands["zovh"].summary, no_args_is_help=True)
+app = typer.Typer(help=PAPER.command.summary, no_args_is_help=True)
 METHODS = ("zovh", "s1", "s2", "scd", "cd")
 MAX_DIMENSION = 5000  # the dense d x d estimate: 200 MB of float64
 MAX_QUERIES = 100_000

@@ -11,7 +11,5 @@ PAPER = Paper(
         Stage("evaluate",
               inputs=("runs",), committed=("hessian_errors.csv", "descent.csv"), plots=("plots",), claims=True),
     ),
-    commands={
-        "zovh": Command("app", "Zeroth-order Hessian estimation of your own black-box function."),
-    },
+    command=Command("app", "Zeroth-order Hessian estimation of your own black-box function."),
 )

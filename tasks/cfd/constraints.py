@@ -1,4 +1,4 @@
-"""Constraint measures for shape optimisation (spec unidrag §3.4), differentiable in torch.
+"""Constraint measures for shape optimisation (spec §3.4), differentiable in torch.
 
 C1 displacement (|dP| <= delta_max), C2 x-components of dP fixed, C3 bottom control layer frozen
 (projections below), C4 area / volume ratio (shoelace area of the ordered 2D contour, signed

@@ -1,4 +1,4 @@
-"""Free-form deformation (Sederberg & Parry 1986) as a linear map X' = X + Phi dP (spec unidrag §3.4).
+"""Free-form deformation (Sederberg & Parry 1986) as a linear map X' = X + Phi dP (spec §3.4).
 
 The control lattice spans the shape's bounding box enlarged by 5% (about its centre); a point's
 weights are tensor products of Bernstein polynomials of its local coordinates in [0, 1]^D.

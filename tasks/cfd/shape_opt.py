@@ -1,4 +1,4 @@
-"""Drag minimisation through a frozen surrogate by FFD (spec unidrag §3.4, §4 optimisation baselines).
+"""Drag minimisation through a frozen surrogate by FFD (spec §3.4, §4 optimisation baselines).
 
 One base shape is a dense, ordered, counter-clockwise contour (body units: L = 1, road at z = 0).
 Its surface pool (pool_factor x N_s points, equally spaced in arc length) is deformed by

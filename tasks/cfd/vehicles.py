@@ -1,4 +1,4 @@
-"""The parametric vehicle family of UniDrag's data set (spec unidrag §3.1; every choice is ours).
+"""A parametric 2D vehicle family for drag data sets (spec §3.1; every choice is ours).
 
 A vehicle is a side silhouette on x in [0, 1] (lengths in units of L): the solid is
 z_bot(x) <= z <= z_top(x), z_top a PCHIP through key points that depend on the body type,

@@ -1,4 +1,4 @@
-"""CFD verification of optimised shapes (spec unidrag §3.4 "verify", §6.3 C2).
+"""CFD verification of optimised shapes (spec §3.4 "verify", §6.3 C2).
 
 A deformed shape is voxelised by the FFD inverse composed with the base shape's exact inside
 test (tasks.cfd.ffd.DeformedInside) or, for a user's mesh with no analytic inside test, by a

@@ -1,6 +1,6 @@
 """A small deterministic k-means (k-means++ seeding, Lloyd iterations) for summarising a handful of points into
 weighted centres. Client class summaries run it thousands of times per federated run on a few dozen points each, where
-scikit-learn's KMeans (n_init=1) takes about twice as long per call (benchmarks/fedcdwa.py). Tested against
+scikit-learn's KMeans (n_init=1) takes about twice as long per call (measured by a federated paper's benchmark). Tested against
 sklearn.cluster.KMeans."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The image built and run for real: sps_safe's smoke pipeline gives the same claims inside the image as outside, and
+"""The image built and run for real: a paper's smoke pipeline gives the same claims inside the image as outside, and
 a Prefect worker runs a deployment's flow inside the image.
 
 Slow suite (`make test-slow`), not CI: CI's machine has no podman, and a first build (the pinned lock, torch included)
@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 from stages import container
-from tests.conftest import ROOT, dvc, stage_env
+from tests.conftest import ROOT, dvc, papers_by_size, stage_env
 
 MISSING = [tool for tool in ("podman", "buildah") if shutil.which(tool) is None]
 pytestmark = [pytest.mark.integration, pytest.mark.slow,
               pytest.mark.skipif(bool(MISSING), reason=f"needs {' and '.join(MISSING)} to build and run the image "
                                                        "(Debian: apt-get install podman buildah mmdebstrap)")]
 
-PAPER = "sps_safe"
+PAPER = next(iter(papers_by_size()))
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 # Where and when a result was made, not what it is: these differ between any two runs.
 PROVENANCE = {"commit", "git_dirty", "mlflow_run_id"}

@@ -8,8 +8,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from flows.ddsvm.model_io import load_model
-from tests.conftest import stage_metrics
-from tests.integration.test_pipeline import CLAIM_FIELDS
+from tests.conftest import CLAIM_FIELDS, stage_metrics
 
 pytestmark = pytest.mark.integration
 

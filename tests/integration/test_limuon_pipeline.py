@@ -6,7 +6,7 @@ import json
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.integration.test_pipeline import CLAIM_FIELDS
+from tests.conftest import CLAIM_FIELDS
 
 pytestmark = pytest.mark.integration
 

@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-from tests.conftest import stage_metrics
-from tests.integration.test_pipeline import CLAIM_FIELDS
+from tests.conftest import CLAIM_FIELDS, stage_metrics
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.conftest import stage_metrics
-from tests.integration.test_pipeline import CLAIM_FIELDS
+from tests.conftest import CLAIM_FIELDS, stage_metrics
 
 pytestmark = pytest.mark.integration
 

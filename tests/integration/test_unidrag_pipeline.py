@@ -11,8 +11,7 @@ import trimesh
 from mlflow.tracking import MlflowClient
 
 from tasks.cfd.vehicles import export_stl, sample_family
-from tests.conftest import dvc, papers
-from tests.integration.test_pipeline import CLAIM_FIELDS
+from tests.conftest import CLAIM_FIELDS, dvc, papers
 
 pytestmark = pytest.mark.integration
 

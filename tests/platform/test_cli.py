@@ -61,7 +61,8 @@ def test_help_of_every_command_prints_and_exits_0():
     from tests.cli_table import Row, check_rows
 
     paths = command_paths()
-    assert ("mip", "stop") in paths and ("server", "start") in paths
+    assert ("server", "start") in paths
+    assert all(any(path[:1] == (command.name,) and len(path) > 1 for path in paths) for command in paper_commands(ROOT))
     # `papers prefect` hands its process over to the prefect CLI (exec), so its help runs in a process of its own.
     check_rows([Row((*path, "--help"), code=0) for path in paths if path != ("prefect",)])
     done = papers(ROOT, "prefect", "--help")

@@ -3,6 +3,7 @@ new paper is picked up by the generator, `papers`, the benchmarks and the report
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -12,26 +13,26 @@ import pytest
 import yaml
 
 from benchmarks.__main__ import has_main
-from stages.declarations import DeclarationError, declarations, paper_commands
+from flows.declaration import Paper, Stage
+from stages.declarations import DeclarationError, check_stages, command_name, declarations, paper_commands
 from stages.generate import README_BEGIN, stale
 from stages.spec import papers
 from tasks.core.provenance import copy_project
 from tests.conftest import ROOT, stage_env
 
 
-
-def template() -> tuple[str, str, str]:
-    """(paper, command, benchmark suffix) of the first paper to copy: one command, its slug with hyphens (which
-    add_paper renames apart from the slug), and a benchmark `benchmarks/<paper><suffix>.py` of its own."""
+def template() -> tuple[str, str]:
+    """(paper, benchmark suffix) of the first paper with a command and a benchmark `benchmarks/<paper><suffix>.py` of
+    its own: the one a new paper is copied from."""
     for paper, declared in declarations(ROOT).items():
-        command = paper.replace("_", "-")
         benchmarks = [path for path in sorted((ROOT / "benchmarks").glob(f"{paper}_*.py")) if has_main(path)]
-        if list(declared.commands) == [command] != [paper] and benchmarks:
-            return paper, command, benchmarks[0].stem.removeprefix(paper)
-    raise AssertionError("no paper has a hyphenated command and a benchmark of its own to copy")
+        if declared.command is not None and benchmarks:
+            return paper, benchmarks[0].stem.removeprefix(paper)
+    raise AssertionError("no paper has a command and a benchmark of its own to copy")
 
 
-TEMPLATE, COMMAND, BENCHMARK = template()
+TEMPLATE, BENCHMARK = template()
+COMMAND = command_name(TEMPLATE)
 SLUG = f"{TEMPLATE}_copy"
 
 
@@ -58,10 +59,9 @@ def add_paper(repo: Path, template: str, slug: str) -> None:
         shutil.copytree(repo / folder / template, repo / folder / slug,
                         ignore=shutil.ignore_patterns("dvc.yaml", "dvc.lock", "plots"))
     shutil.copy(repo / "benchmarks" / f"{template}{BENCHMARK}.py", repo / "benchmarks" / f"{slug}{BENCHMARK}.py")
-    command = template.replace("_", "-")
     for path in [*(repo / "flows" / slug).glob("*.py"), *(repo / "stages" / slug).glob("*.*"), repo / "data" / slug / "claims.json",
                  repo / "benchmarks" / f"{slug}{BENCHMARK}.py"]:
-        path.write_text(path.read_text().replace(template, slug).replace(f'"{command}"', f'"{slug.replace("_", "-")}"'))
+        path.write_text(path.read_text().replace(template, slug))
 
 
 def test_a_new_paper_is_picked_up_with_no_shared_file_edited(tmp_path):
@@ -94,20 +94,41 @@ def test_a_new_paper_is_picked_up_with_no_shared_file_edited(tmp_path):
     assert f"| {SLUG} |" in (repo / "reports" / "claims.md").read_text()
 
 
-def test_a_paper_missing_its_declaration_or_a_command_name_taken_twice_is_named(tmp_path, monkeypatch):
+def test_a_paper_missing_its_declaration_or_its_params_is_named(tmp_path):
     repo = copy_project(ROOT, tmp_path / "repo")
     add_paper(repo, TEMPLATE, SLUG)
     (repo / "flows" / SLUG / "paper.py").unlink()
     done = python(repo, "-m", "stages.generate", "--check")
     assert done.returncode == 2 and f"missing: flows/{SLUG}/paper.py" in done.stderr, done.stderr
-
-    add_paper(repo, TEMPLATE, f"{TEMPLATE}_twin")
-    twin = repo / "flows" / f"{TEMPLATE}_twin" / "paper.py"
-    twin.write_text(twin.read_text().replace(f'"{COMMAND}-twin"', f'"{COMMAND}"'))
+    twin = f"{TEMPLATE}_twin"
+    add_paper(repo, TEMPLATE, twin)
+    (repo / "stages" / twin / "params.yaml").unlink()
     shutil.rmtree(repo / "stages" / SLUG)
-    shutil.rmtree(repo / "flows" / SLUG)
     done = python(repo, "-m", "stages.generate", "--check")
-    assert done.returncode == 2 and f"the command name '{COMMAND}' is taken by {TEMPLATE}" in done.stderr, done.stderr
+    assert done.returncode == 2 and f"missing: stages/{twin}/params.yaml" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("stages", "message"), [
+    ((), "stages must be a non-empty tuple"),
+    ((Stage("solve", inputs=("problems",)),), "stage 'solve' reads 'problems', which no earlier stage writes"),
+    ((Stage("generate", outputs=("a",)), Stage("generate", outputs=("b",))), "stage 'generate' is declared twice"),
+    ((Stage("generate", outputs=("a",)), Stage("solve", committed=("a",))), "'a' is written by both 'generate' and 'solve'"),
+    ((Stage("generate", outputs=("../escape",)),), "must be a relative path under data/p/"),
+    ((Stage("make-data"),), "stage name 'make-data' must be an identifier"),
+])
+def test_a_stage_graph_that_cannot_run_is_named(stages, message):
+    declared = Paper("t", "p", "0 0 * * *", stages)
+    with pytest.raises(DeclarationError, match=re.escape(message)):
+        check_stages(ROOT, "p", declared)
+
+
+def test_a_stage_that_claims_returns_claims_and_the_runner_writes_them():
+    """The generated dvc.yaml lists claims.json (committed) and metrics.json (a metric) for a claims stage."""
+    for paper, declared in declarations(ROOT).items():
+        stage = next(s for s in declared.stages if s.claims)
+        body = yaml.safe_load((ROOT / "stages" / paper / "dvc.yaml").read_text())["stages"][f"{paper}-{stage.name}"]
+        assert {f"data/{paper}/claims.json": {"cache": False}} in body["outs"]
+        assert body["metrics"] == [{f"data/{paper}/metrics.json": {"cache": False}}]
 
 
 def test_the_readme_table_counts_the_committed_verdicts():
@@ -120,10 +141,9 @@ def test_the_readme_table_counts_the_committed_verdicts():
         assert row.endswith(" | " + ", ".join(f"{n} {word}" for n, word in counts if n) + " |"), row
 
 
-def test_command_names_are_unique_and_point_at_each_papers_cli():
-    commands = paper_commands(ROOT)
-    assert len({c.name for c in commands}) == len(commands)
-    for command in commands:
+def test_each_papers_command_is_its_slug_and_points_at_its_cli():
+    for command in paper_commands(ROOT):
+        assert command.name == command.paper.replace("_", "-")
         assert (ROOT / "flows" / command.paper / "cli.py").exists(), command
 
 

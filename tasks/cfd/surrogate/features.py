@@ -1,4 +1,4 @@
-"""Per-point input features of the surrogates (spec unidrag §3.2; choices ours).
+"""Per-point input features of the surrogates (spec §3.2; choices ours).
 
 Coordinates are mapped by ONE fixed affine map of the vehicle frame (body units, nose at x = 0,
 road at z = 0), never by a per-shape bounding box: a deformation must move the features, or the

@@ -1,4 +1,4 @@
-"""Gradient-boosted trees on the generator parameters -> Cd (spec unidrag §4).
+"""Gradient-boosted trees on the generator parameters -> Cd (spec §4).
 
 A privileged, non-deep sanity baseline: it reads the 16 generator parameters (and the body type
 one-hot) that the point-cloud surrogates never see, so it shows the Cd R^2 attainable on our

@@ -1,4 +1,4 @@
-"""Output heads shared by the point-cloud surrogates (spec unidrag §3.2 "Heads").
+"""Output heads shared by the point-cloud surrogates (spec §3.2 "Heads").
 
 Every model ends in the same heads, so a comparison isolates the trunk (and GER / MPL):
 per-token MLPs for surface Cp and the volume fields, attention pooling with a learned query

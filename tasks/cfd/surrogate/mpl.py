@@ -1,4 +1,4 @@
-"""Modality-Protected Learning (spec unidrag §3.2 MPL; our reading of the paper's one sentence).
+"""Modality-Protected Learning (spec §3.2 MPL; our reading of the paper's one sentence).
 
 Two parts, both switchable by the caller:
 1. per-modality loss normalisation: each modality's loss is divided by a detached EMA (beta 0.99)

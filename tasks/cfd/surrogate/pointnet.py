@@ -1,4 +1,4 @@
-"""PointNet regression baseline (Qi et al. 2017; spec unidrag §4).
+"""PointNet regression baseline (Qi et al. 2017; spec §4).
 
 A shared per-point MLP embeds every surface and volume point; a max-pool over all of them gives
 one global shape code; each point's head input is MLP(concat(global, local)). The heads are the

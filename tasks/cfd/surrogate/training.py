@@ -1,4 +1,4 @@
-"""Training, prediction and metrics of the point-cloud surrogates (spec unidrag §3.2, §6.2, §6.3 C1).
+"""Training, prediction and metrics of the point-cloud surrogates (spec §3.2, §6.2, §6.3 C1).
 
 The caller builds the network from the config (`build`: its kind and sizes), so the loop serves any
 model that maps (surface features, volume features, surface x) to the shared heads' outputs

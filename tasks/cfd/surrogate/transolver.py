@@ -1,4 +1,4 @@
-"""Transolver (Wu et al., ICML 2024): Physics-Attention and the Transolver baseline (spec unidrag §3.2, §4).
+"""Transolver (Wu et al., ICML 2024): Physics-Attention and the Transolver baseline (spec §3.2, §4).
 
 Physics-Attention, per head: tokens x_i [N, d_h] -> slice logits W a_i and values v_i; slice
 weights w_i = softmax_j(W a_i / T) over M slices; slice tokens z_j = sum_i w_ij v_i / (sum_i w_ij

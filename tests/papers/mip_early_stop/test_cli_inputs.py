@@ -1,4 +1,4 @@
-"""`papers mip stop` as a user meets it: every bad input is one line and exit 2, and a good one
+"""`papers mip-early-stop stop` as a user meets it: every bad input is one line and exit 2, and a good one
 reports SCIP's own status and objective (never the stopper's clip bound B).
 
 The stopper is an untrained network in a real bundle (what the calibrate stage writes), built
@@ -81,7 +81,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
 
 
 def stop(instance, *extra: str, stopper=None) -> tuple[str, ...]:
-    return ("mip", "stop", str(instance), "--stopper", str(stopper), *extra)
+    return ("mip-early-stop", "stop", str(instance), "--stopper", str(stopper), *extra)
 
 
 def test_bad_inputs_are_one_line_and_exit_2(files, tmp_path):
@@ -105,8 +105,8 @@ def test_bad_inputs_are_one_line_and_exit_2(files, tmp_path):
         Row(stop(f["mis.mps"], "--alpha", "1.5", stopper=s), 2, ("--alpha", "(0, 1)")),
         Row(stop(f["mis.mps"], "--sol", "/nonexistent/dir/x.sol", stopper=s), 2, ("--sol", "/nonexistent/dir")),
         Row(stop(f["infeasible.lp"], stopper=s), 2, ("infeasible.lp", "'mis'", "--force")),
-        Row(("mip", "--help"), 0),
-        Row(("mip", "stop", "--help"), 0),
+        Row(("mip-early-stop", "--help"), 0),
+        Row(("mip-early-stop", "stop", "--help"), 0),
     ]
     check_rows(rows)
 

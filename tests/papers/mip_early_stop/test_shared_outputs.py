@@ -1,4 +1,4 @@
-"""`papers mip stop --sol` on a shared machine (tests/output_table.py): planted links and a device are refused
+"""`papers mip-early-stop stop --sol` on a shared machine (tests/output_table.py): planted links and a device are refused
 before any work."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from tests.output_table import assert_dangling_refused, assert_link_refused, assert_refused, output_case
 from tests.platform.second_user import other  # noqa: F401
 
-STOP = ("mip", "stop", "m.mps", "--stopper", "s.pt")
+STOP = ("mip-early-stop", "stop", "m.mps", "--stopper", "s.pt")
 
 
 def rows(shared: Path) -> dict[str, tuple[str, ...]]:

@@ -1,4 +1,4 @@
-"""`papers qaoa2 solve` on hostile input: one line naming the culprit, exit 2, no traceback, no allocation blind
+"""`papers neural-qaoa2 solve` on hostile input: one line naming the culprit, exit 2, no traceback, no allocation blind
 (tests/cli_table.py). The table runs from tmp_path, outside the checkout. Rows that would look the networks up in
 the MLflow registry are left out: the child's PAPERS_ROOT is the checkout, whose store a test must not write
 (test_registered_networks_resolve covers the lookup in-process).
@@ -27,7 +27,7 @@ def networks(tmp_path_factory) -> Path:
 def test_qaoa2_solve(tmp_path, networks):
     graph = write(tmp_path / "ring.txt", "# u v w\n0 1 1\n1 2 2\n2 3 1\n3 0 1\n0 2 -1\n")
     f = lambda name, text: write(tmp_path / name, text)  # noqa: E731
-    solve = ("qaoa2", "solve")
+    solve = ("neural-qaoa2", "solve")
     torch.save({"weights": {}}, other := tmp_path / "other.pt")  # a torch file of another kind
     check_rows([
         ok(*solve, "--help"),

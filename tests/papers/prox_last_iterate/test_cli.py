@@ -1,4 +1,4 @@
-"""`papers prox solve` as a user runs it: a Lasso and a network Lasso from files, and a table of bad inputs."""
+"""`papers prox-last-iterate solve` as a user runs it: a Lasso and a network Lasso from files, and a table of bad inputs."""
 from __future__ import annotations
 
 import json
@@ -27,7 +27,7 @@ def test_solve_and_bad_inputs(tmp_path):
     network = {"problem": "network_lasso", "X": "NX.npy", "y": "Ny.npy", "edges": "edges.csv", "lam": 0.5,
                "iterations": 2000, "reference": True}
     good = [write(tmp_path, "lasso.json", lasso), write(tmp_path, "network.json", network)]
-    results = run_rows([Row(("prox", "solve", path, "--json", "--out", str(tmp_path / f"x{k}.npy")), code=0)
+    results = run_rows([Row(("prox-last-iterate", "solve", path, "--json", "--out", str(tmp_path / f"x{k}.npy")), code=0)
                         for k, path in enumerate(good)])
     for result in results:
         assert result.code == 0, result.stderr
@@ -37,17 +37,17 @@ def test_solve_and_bad_inputs(tmp_path):
 
     bad = lambda name, **change: write(tmp_path, name, {**lasso, **change})  # noqa: E731
     check_rows([
-        Row(("prox", "solve", str(tmp_path / "none.json")), names=("no such file",)),
-        Row(("prox", "solve", write(tmp_path, "list.json", [1, 2])), names=("JSON object",)),
-        Row(("prox", "solve", bad("kind.json", problem="svm")), names=("'problem'",)),
-        Row(("prox", "solve", bad("lam.json", lam=-1)), names=("'lam'",)),
-        Row(("prox", "solve", bad("lamstr.json", lam="big")), names=("'lam'",)),
-        Row(("prox", "solve", bad("iters.json", iterations=10**9)), names=("iterations", "limit")),
-        Row(("prox", "solve", bad("extra.json", momentum=0.9)), names=("momentum",)),
-        Row(("prox", "solve", bad("ymiss.json", y="missing.csv")), names=("no such file",)),
-        Row(("prox", "solve", bad("yshape.json", y="Ny.npy")), names=("1-D",)),
-        Row(("prox", "solve", write(tmp_path, "loop.json", {**network, "edges": "loop.csv"})), names=("itself",)),
-        Row(("prox", "solve", write(tmp_path, "far.json", {**network, "edges": "far.csv"})), names=("0..3",)),
-        Row(("prox", "solve", write(tmp_path, "noedges.json", {k: v for k, v in network.items() if k != "edges"})),
+        Row(("prox-last-iterate", "solve", str(tmp_path / "none.json")), names=("no such file",)),
+        Row(("prox-last-iterate", "solve", write(tmp_path, "list.json", [1, 2])), names=("JSON object",)),
+        Row(("prox-last-iterate", "solve", bad("kind.json", problem="svm")), names=("'problem'",)),
+        Row(("prox-last-iterate", "solve", bad("lam.json", lam=-1)), names=("'lam'",)),
+        Row(("prox-last-iterate", "solve", bad("lamstr.json", lam="big")), names=("'lam'",)),
+        Row(("prox-last-iterate", "solve", bad("iters.json", iterations=10**9)), names=("iterations", "limit")),
+        Row(("prox-last-iterate", "solve", bad("extra.json", momentum=0.9)), names=("momentum",)),
+        Row(("prox-last-iterate", "solve", bad("ymiss.json", y="missing.csv")), names=("no such file",)),
+        Row(("prox-last-iterate", "solve", bad("yshape.json", y="Ny.npy")), names=("1-D",)),
+        Row(("prox-last-iterate", "solve", write(tmp_path, "loop.json", {**network, "edges": "loop.csv"})), names=("itself",)),
+        Row(("prox-last-iterate", "solve", write(tmp_path, "far.json", {**network, "edges": "far.csv"})), names=("0..3",)),
+        Row(("prox-last-iterate", "solve", write(tmp_path, "noedges.json", {k: v for k, v in network.items() if k != "edges"})),
             names=("edges",)),
     ])

@@ -1,4 +1,4 @@
-"""`papers prox solve --out` on a shared machine (tests/output_table.py): a planted link and the problem's own data
+"""`papers prox-last-iterate solve --out` on a shared machine (tests/output_table.py): a planted link and the problem's own data
 file are refused before any work."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from tests.output_table import assert_link_refused, assert_refused, output_case
 from tests.platform.second_user import other  # noqa: F401
 
-SOLVE = ("prox", "solve", "problem.json")
+SOLVE = ("prox-last-iterate", "solve", "problem.json")
 
 
 def inputs(work: Path) -> None:

@@ -1,4 +1,4 @@
-"""`papers dueling minimize` and `papers ncrs minimize` on a user's module: good runs (text and --json) and the bad
+"""`papers riemannian-dueling minimize` and `papers ncrs minimize` on a user's module: good runs (text and --json) and the bad
 references, values and options, each one line naming the culprit, exit 2."""
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def fails(x):
 
 def test_minimize_good_and_bad(tmp_path):
     (tmp_path / "userobj.py").write_text(USER_MODULE)
-    d, n = ("dueling", "minimize"), ("ncrs", "minimize")
+    d, n = ("riemannian-dueling", "minimize"), ("ncrs", "minimize")
     rows = [Row((*d, "userobj:rayleigh", "--dim", "6", "--budget", "600", "--json"), code=0),
             Row((*d, "userobj:spd_distance", "--manifold", "spd", "--dim", "3", "--budget", "200", "--noise", "0.1"),
                 code=0),
@@ -60,3 +60,10 @@ def test_minimize_good_and_bad(tmp_path):
         Row((*n, "userobj:quad", "--dim", "2000000", "--budget", "10"), names=("--dim", "1,000,000")),
         Row((*n, "userobj:quad", "--dim", "3", "--budget", "10", "--seed", "-1"), names=("--seed",)),
     ], cwd=tmp_path)
+
+
+def test_the_manifold_choices_are_the_geometry_modules():
+    from flows.riemannian_dueling import cli
+    from tasks.comparison.geometry import MANIFOLDS
+
+    assert cli.MANIFOLDS == MANIFOLDS

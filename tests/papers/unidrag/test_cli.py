@@ -1,4 +1,4 @@
-"""The `papers cfd` command: solver validation cases from the command line."""
+"""The `papers unidrag cfd` command: solver validation cases from the command line."""
 from __future__ import annotations
 
 import json
@@ -7,13 +7,13 @@ import numpy as np
 from typer.testing import CliRunner
 
 from flows.unidrag import cli
-from flows.unidrag.cli import app
+from flows.unidrag.cli import cfd_app
 from tasks.cfd import lbm_setup
 from tasks.core.inputs import InputError
 
 
 def test_cli_json_has_every_metric():
-    result = CliRunner().invoke(app, ["cylinder", "--re", "20", "--diameter-cells", "6", "--steps", "300", "--json"])
+    result = CliRunner().invoke(cfd_app, ["cylinder", "--re", "20", "--diameter-cells", "6", "--steps", "300", "--json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
     assert set(document) >= {"cd_mean", "cd_max", "cl_max", "dp", "recirculation_length", "strouhal"}
@@ -21,7 +21,7 @@ def test_cli_json_has_every_metric():
 
 
 def test_cli_rejects_bad_options():
-    result = CliRunner().invoke(app, ["cylinder", "--diameter-cells", "2"])  # `papers` prints it as one line, exit 2
+    result = CliRunner().invoke(cfd_app, ["cylinder", "--diameter-cells", "2"])  # `papers` prints it as one line, exit 2
     assert isinstance(result.exception, InputError) and "--diameter-cells" in str(result.exception)
 
 

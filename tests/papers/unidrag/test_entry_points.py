@@ -1,4 +1,4 @@
-"""`papers cfd` and `papers unidrag` on hostile input: one line naming the culprit, exit 2, no traceback, no allocation
+"""`papers unidrag cfd` and `papers unidrag` on hostile input: one line naming the culprit, exit 2, no traceback, no allocation
 blind (tests/cli_table.py). The unidrag table runs from tmp_path, outside the checkout: defaults (the surrogate's
 path) must come from the project `papers` found, not from the working folder.
 """
@@ -39,23 +39,23 @@ def binary_stl(path: Path, triangles: np.ndarray) -> str:
 
 def test_cfd_cases(tmp_path):
     check_rows([
-        ok("cfd", "cylinder", "--help"),
-        ok("cfd", "sphere", "--help"),
-        ok("cfd", "cylinder", "--diameter-cells", "4", "--steps", "20", "--device", "cpu", "--json"),
-        ok("cfd", "sphere", "--diameter-cells", "4", "--steps", "10", "--device", "cpu", "--json"),
-        bad(("cfd", "cylinder", "--diameter-cells", "100000"), "--diameter-cells", "16,000,000 cells"),
-        bad(("cfd", "cylinder", "--diameter-cells", "9" * 30), "--diameter-cells", "16,000,000 cells"),
-        bad(("cfd", "sphere", "--diameter-cells", "40"), "--diameter-cells", "27,648,000", "16,000,000 cells"),
-        bad(("cfd", "cylinder", "--diameter-cells", "-3"), "--diameter-cells", "-3"),
-        bad(("cfd", "cylinder", "--steps", "-5"), "--steps", "-5"),
-        bad(("cfd", "sphere", "--steps", "1000000000000"), "--steps", "10,000,000"),
-        bad(("cfd", "cylinder", "--re", "nan"), "--re", "nan"),
-        bad(("cfd", "sphere", "--re", "-1"), "--re"),
-        bad(("cfd", "cylinder", "--u-max", "5"), "--u-max"),
-        bad(("cfd", "cylinder", "--device", "tpu"), "--device", "tpu"),
-        bad(("cfd", "cylinder", "--collision", "mrt"), "--collision", "mrt"),
-        bad(("cfd", "cylinder", "--engine", "fortran"), "--engine", "fortran"),
-        bad(("cfd", "cylinder", "--engine", "cuda", "--device", "cpu"), "engine: 'cuda' needs a CUDA device"),
+        ok("unidrag", "cfd", "cylinder", "--help"),
+        ok("unidrag", "cfd", "sphere", "--help"),
+        ok("unidrag", "cfd", "cylinder", "--diameter-cells", "4", "--steps", "20", "--device", "cpu", "--json"),
+        ok("unidrag", "cfd", "sphere", "--diameter-cells", "4", "--steps", "10", "--device", "cpu", "--json"),
+        bad(("unidrag", "cfd", "cylinder", "--diameter-cells", "100000"), "--diameter-cells", "16,000,000 cells"),
+        bad(("unidrag", "cfd", "cylinder", "--diameter-cells", "9" * 30), "--diameter-cells", "16,000,000 cells"),
+        bad(("unidrag", "cfd", "sphere", "--diameter-cells", "40"), "--diameter-cells", "27,648,000", "16,000,000 cells"),
+        bad(("unidrag", "cfd", "cylinder", "--diameter-cells", "-3"), "--diameter-cells", "-3"),
+        bad(("unidrag", "cfd", "cylinder", "--steps", "-5"), "--steps", "-5"),
+        bad(("unidrag", "cfd", "sphere", "--steps", "1000000000000"), "--steps", "10,000,000"),
+        bad(("unidrag", "cfd", "cylinder", "--re", "nan"), "--re", "nan"),
+        bad(("unidrag", "cfd", "sphere", "--re", "-1"), "--re"),
+        bad(("unidrag", "cfd", "cylinder", "--u-max", "5"), "--u-max"),
+        bad(("unidrag", "cfd", "cylinder", "--device", "tpu"), "--device", "tpu"),
+        bad(("unidrag", "cfd", "cylinder", "--collision", "mrt"), "--collision", "mrt"),
+        bad(("unidrag", "cfd", "cylinder", "--engine", "fortran"), "--engine", "fortran"),
+        bad(("unidrag", "cfd", "cylinder", "--engine", "cuda", "--device", "cpu"), "engine: 'cuda' needs a CUDA device"),
     ])
 
 

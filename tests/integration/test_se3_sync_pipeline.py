@@ -10,11 +10,9 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.conftest import dvc, stage_env
+from tests.conftest import CLAIM_FIELDS, dvc, stage_env
 
 pytestmark = pytest.mark.integration
-
-CLAIM_FIELDS = {"id", "statement", "paper_value", "ours", "threshold", "passed", "details"}
 
 
 def runs_of(repo, paper="se3_sync"):

@@ -1,4 +1,4 @@
-"""The neural_qaoa2 smoke profile end to end, then `papers qaoa2 solve` on a user's files."""
+"""The neural_qaoa2 smoke profile end to end, then `papers neural-qaoa2 solve` on a user's files."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from tasks.quantum.instances import brute_force_maxcut, read_edge_list
-from tests.conftest import papers
-from tests.integration.test_pipeline import CLAIM_FIELDS
+from tests.conftest import CLAIM_FIELDS, papers
 
 pytestmark = pytest.mark.integration
 
@@ -43,7 +42,7 @@ def test_smoke_pipeline_and_solving_a_users_graph(smoke_repo, tmp_path):
     optimum, _ = brute_force_maxcut(read_edge_list(graph_file))
     for policy in ("neural", "kl"):
         out = tmp_path / f"{policy}.txt"
-        done = papers(smoke_repo, "qaoa2", "solve", str(graph_file), "--policy", policy, "--n-max", "5", "--out", str(out), "--json")
+        done = papers(smoke_repo, "neural-qaoa2", "solve", str(graph_file), "--policy", policy, "--n-max", "5", "--out", str(out), "--json")
         assert done.returncode == 0, done.stderr
         summary = json.loads(done.stdout)
         assert set(summary) >= {"cut", "assignment_file", "time_s", "policy"} and summary["policy"] == policy
@@ -52,10 +51,10 @@ def test_smoke_pipeline_and_solving_a_users_graph(smoke_repo, tmp_path):
 
     qubo = tmp_path / "q.txt"
     qubo.write_text("1 -2 0\n-2 3 1\n0 1 -1\n")
-    done = papers(smoke_repo, "qaoa2", "solve", str(qubo), "--qubo", "--policy", "random", "--json")
+    done = papers(smoke_repo, "neural-qaoa2", "solve", str(qubo), "--qubo", "--policy", "random", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["qubo_objective"] == json.loads(done.stdout)["cut"]
 
     bad = tmp_path / "bad.txt"
     bad.write_text("0 1 1\n1 x 2\n")
-    failed = papers(smoke_repo, "qaoa2", "solve", str(bad), "--policy", "random")
+    failed = papers(smoke_repo, "neural-qaoa2", "solve", str(bad), "--policy", "random")
     assert failed.returncode == 2 and "bad.txt" in failed.stderr and ":2" in failed.stderr

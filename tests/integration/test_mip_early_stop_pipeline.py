@@ -1,4 +1,4 @@
-"""The mip_early_stop smoke profile end to end, then `papers mip stop` on its outputs."""
+"""The mip_early_stop smoke profile end to end, then `papers mip-early-stop stop` on its outputs."""
 from __future__ import annotations
 
 import json
@@ -6,8 +6,7 @@ import json
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.conftest import papers
-from tests.integration.test_pipeline import CLAIM_FIELDS
+from tests.conftest import CLAIM_FIELDS, papers
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +33,7 @@ def test_smoke_pipeline_and_stopping_a_users_file(smoke_repo):
     assert client.search_model_versions("name = 'mip_early_stop-mis'")
 
     mis = data / "instances" / "mis" / "test" / "mis_test_0000.mps"
-    done = papers(smoke_repo, "mip", "stop", str(mis), "--stopper", "mip_early_stop-mis", "--alpha", "0.3", "--json",
+    done = papers(smoke_repo, "mip-early-stop", "stop", str(mis), "--stopper", "mip_early_stop-mis", "--alpha", "0.3", "--json",
                   "--sol", str(smoke_repo / "out.sol"))
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
@@ -44,13 +43,13 @@ def test_smoke_pipeline_and_stopping_a_users_file(smoke_repo):
     assert "objective value:" in (smoke_repo / "out.sol").read_text()
 
     gisp = data / "instances" / "gisp" / "test" / "gisp_test_0000.mps"
-    refused = papers(smoke_repo, "mip", "stop", str(gisp), "--stopper", str(data / "stoppers" / "mis.pt"))
+    refused = papers(smoke_repo, "mip-early-stop", "stop", str(gisp), "--stopper", str(data / "stoppers" / "mis.pt"))
     assert refused.returncode == 2 and "trained for family 'mis'" in refused.stderr and "--force" in refused.stderr
-    forced = papers(smoke_repo, "mip", "stop", str(gisp), "--stopper", str(data / "stoppers" / "mis.pt"), "--force",
+    forced = papers(smoke_repo, "mip-early-stop", "stop", str(gisp), "--stopper", str(data / "stoppers" / "mis.pt"), "--force",
                     "--no-compare", "--json")
     assert forced.returncode == 0 and json.loads(forced.stdout)["family"] == "mis"
 
     bad = smoke_repo / "bad.mps"
     bad.write_text("this is not a MIP\n")
-    unreadable = papers(smoke_repo, "mip", "stop", str(bad), "--stopper", str(data / "stoppers" / "mis.pt"))
+    unreadable = papers(smoke_repo, "mip-early-stop", "stop", str(bad), "--stopper", str(data / "stoppers" / "mis.pt"))
     assert unreadable.returncode == 2 and "bad.mps" in unreadable.stderr and "SCIP" in unreadable.stderr
