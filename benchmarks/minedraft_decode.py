@@ -37,7 +37,8 @@ def models(folder: Path) -> tuple[Path, Path, str]:
     if (trained / "target" / "model.safetensors").exists():
         return trained / "target", trained / "drafter", "default run"
     corpus = stdlib_corpus(300_000)
-    for name, config, seed in (("target", TinyLMConfig(128, 4, 4, 128), 1), ("drafter", TinyLMConfig(64, 1, 2, 128), 2)):
+    for name, config, seed in (("target", TinyLMConfig(d_model=128, n_layers=4, n_heads=4, context=128), 1),
+                              ("drafter", TinyLMConfig(d_model=64, n_layers=1, n_heads=2, context=128), 2)):
         model = build_model(config, CHAR_VOCAB, seed)
         pretrain(model, corpus.train, TrainSetting(60, 16, cosine=True), 128, seed)
         save_model(model, folder / name, CHAR_VOCAB, config)

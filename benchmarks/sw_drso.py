@@ -34,9 +34,9 @@ def step_costs(params: Params) -> dict[str, float]:
     X, y = primitive_clouds(CLASSES[: params.task_a.classes], params.batch // params.task_a.classes + 1,
                             params.task_a.n, seed=0)
     X, y = X[: params.batch], y[: params.batch]
-    encoder = EncoderConfig("attention", 3, params.task_a.classes, hidden=params.hidden)
+    encoder = EncoderConfig(pooling="attention", dim=3, classes=params.task_a.classes, hidden=params.hidden)
     return {method: median_seconds(lambda m=method: train_classifier(
-        X, y, encoder, TrainConfig(m, 1, batch=params.batch, lr=params.lr, **params.method.model_dump()), 0))
+        X, y, encoder, TrainConfig(method=m, epochs=1, batch=params.batch, lr=params.lr, **params.method.model_dump()), 0))
             for method in METHODS}
 
 
@@ -46,7 +46,8 @@ def inference_costs(params: Params) -> dict[str, dict[int, float]]:
     costs = {}
     for pooling in POOLINGS:
         torch.manual_seed(0)
-        model = WeightedSetClassifier(EncoderConfig(pooling, 3, params.task_a.classes, hidden=params.hidden)).eval()
+        encoder = EncoderConfig(pooling=pooling, dim=3, classes=params.task_a.classes, hidden=params.hidden)
+        model = WeightedSetClassifier(encoder).eval()
         costs[pooling] = {}
         for n in SIZES:
             X = torch.from_numpy(np.random.default_rng(n).normal(size=(INFERENCE_BATCH, n, 3)).astype(np.float32))

@@ -9,7 +9,6 @@ generator's shapes). Medians of repeats.
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from functools import partial
 
@@ -83,8 +82,8 @@ def main() -> dict:
     inference_s, call_s = median_seconds(forward), median_seconds(forward_backward)
     training = []
     for kind in KINDS:
-        kind_config = dataclasses.replace(train_config(params.surrogate, kind, 0, params.sampling, params.solver.profile_bins),
-                                          steps=TRAIN_STEPS)
+        kind_config = train_config(params.surrogate, kind, 0, params.sampling, params.solver.profile_bins).model_copy(
+            update={"steps": TRAIN_STEPS})
         history = train_surrogate(kind_config, build_model, samples, [], standardizer).history
         training.append({"kind": kind, "seconds_per_step": history["seconds_per_step"],
                          "shapes_per_second": kind_config.batch / history["seconds_per_step"]})

@@ -139,7 +139,7 @@ def list_papers() -> None:
     for paper in papers(ROOT):
         documents = read_claims([ROOT / "data" / paper / "claims.json"])
         if documents:
-            statuses = [status_word(c["passed"]) for c in documents[0]["claims"]]
+            statuses = [status_word(c) for c in documents[0]["claims"]]
             summary = ", ".join(f"{statuses.count(s)} {s}" for s in ("pass", "FAIL", "undecided") if s in statuses)
             profile = documents[0]["profile"]
         else:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from flows.declaration import Paper, Stage
+from tasks.core.claims import status_word
 
 from .declarations import DeclarationError, check_stages, declarations, paper_commands
 from .deps import DepsError, stage_code_deps
@@ -95,13 +96,13 @@ def prefect_yaml(root: Path, current: str) -> str:
 
 
 def verdicts(root: Path, paper: str) -> str:
-    """'3 pass, 1 FAIL' from the paper's committed claims.json ('not run yet' without one)."""
+    """'3 pass, 1 FAIL, 1 inconclusive' from the paper's committed claims.json ('not run yet' without one)."""
     path = root / "data" / paper / "claims.json"
     if not path.exists():
         return "not run yet"
-    passed = [claim["passed"] for claim in json.loads(path.read_text())["claims"]]
-    counts = [(passed.count(True), "pass"), (passed.count(False), "FAIL"), (passed.count(None), "undecided")]
-    return ", ".join(f"{count} {word}" for count, word in counts if count)
+    words = [status_word(claim) for claim in json.loads(path.read_text())["claims"]]
+    return ", ".join(f"{words.count(word)} {word}" for word in ("pass", "FAIL", "inconclusive", "undecided", "report")
+                     if word in words)
 
 
 def papers_table(root: Path) -> str:

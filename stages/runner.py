@@ -166,7 +166,7 @@ def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard)
         tracker.metrics(report.metrics)
         for name, values in report.curves.items():
             tracker.curve(name, values)
-        tracker.tags(report.tags | {f"claim.{claim.id}": str(claim.passed) for claim in report.claims or []})
+        tracker.tags(report.tags | {f"claim.{claim.id}": claim.verdict.word for claim in report.claims or []})
         tracker.outputs({out: root / out for out in spec.outs})
         tracker.artifacts(targets, folder="outputs")
         for name, relative in report.models.items():

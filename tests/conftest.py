@@ -14,7 +14,7 @@ from tasks.core.provenance import copy_project
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-CLAIM_FIELDS = {"id", "statement", "paper_value", "ours", "threshold", "passed", "details"}  # of every claim
+CLAIM_FIELDS = {"id", "statement", "paper_value", "ours", "threshold", "verdict", "reason", "interval", "passed", "details"}  # of every claim
 
 
 def stage_env(root: Path) -> dict[str, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.core.claims import Claim, decided
+from tasks.core.claims import Claim, decided, not_run
 
 from .experiments import rl_settings
 from .params import Params
@@ -74,7 +74,7 @@ def claim_c3(by_method: dict[str, list[dict]], precondition_ok: bool, decide: bo
     inconclusive = None if precondition_ok else "precondition (initial greedy accuracy) not met"
     if inconclusive is None and s["grpo"] == 0:
         inconclusive = "GRPO's mean curve is within 5% of its peak at step 0: no rise to compare speeds on"
-    verdict = None if inconclusive else decided(speed_ok and peak_ok, decide, a_star)
+    verdict = not_run(inconclusive) if inconclusive else decided(speed_ok and peak_ok, decide, a_star)
     paired = [auc(a) > auc(b) for a, b in zip(curves(by_method["lambda_grpo"], "greedy"),
                                               curves(by_method["grpo"], "greedy"))]
     tests = {m: [r["test_at_best"] for r in by_method[m]] for m in METHODS}

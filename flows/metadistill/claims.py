@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from tasks.core.claims import Claim, decided
+from tasks.core.claims import Claim, decided, not_run
 
 from .summaries import at_dim, average_ranks, median_log_ratio, precisions, wins
 from .variants import BASELINE, TEACHER, md
@@ -40,7 +40,7 @@ def claim_c2(rows: list[dict], dim: int, decide: bool) -> Claim:
     mine = at_dim(rows, dim)
     if not all(f"{n}.precision" in mine[0] for n in C2_VARIANTS):
         return Claim("C2", "SSFT (md_j1) average rank <= md_j0's + 0.1", "SSFT further refines (no value accessible)",
-                     None, None, None, {"reason": "md_j1 not evaluated in this profile"})
+                     None, None, not_run("md_j1 not evaluated in this profile"), {})
     ranks = average_ranks(mine, list(C2_VARIANTS))
     threshold = ranks[md(0)] + C2_MARGIN
     return Claim("C2", f"average rank of md_j1 among {{baseline, md_j0, md_j1}} <= md_j0's + {C2_MARGIN:g}",
@@ -54,8 +54,8 @@ def claim_c2(rows: list[dict], dim: int, decide: bool) -> Claim:
 def claim_c3() -> Claim:
     """Control transfer needs Gymnasium's Acrobot-v1, which is not installed here: reported as not run."""
     return Claim("C3", "Acrobot-v1 neuroevolution: md_j0 mean best return >= baseline - 5",
-                 "transfer to control (no value accessible)", None, -5.0, None,
-                 {"setting": "not run", "reason": "gymnasium is not installed in this environment (no new packages)"})
+                 "transfer to control (no value accessible)", None, -5.0,
+                 not_run("gymnasium is not installed in this environment (no new packages)"), {"setting": "not run"})
 
 
 def claims(rows: list[dict], dim: int, names: list[str], decide: bool) -> list[Claim]:

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from tasks.core.claims import Claim, decided
+from tasks.core.claims import Claim, decided, report_only
 
 C1_P, C1_DIMS, C1_RANGE = 0.4, (20, 200), (0.67, 1.5)
 C2_MARGINS, C2_DIM, C2_RATIO = (0.1, 0.4), 200, 3.0
@@ -98,7 +98,7 @@ def report_r4(k_cells: dict) -> Claim:
     N = {k: median_n(k_cells[k]) for k in ks}
     ours = ratio(N[ks[-1]], N[ks[0]])
     return Claim("R4", f"k-scaling N(k = {ks[-1]})/N(k = {ks[0]}) (report, no gate)", f"about {ks[-1] / ks[0]:g}", ours,
-                 None, None, {"setting": "uniform margin, z0 of fixed norm", "N": {str(k): _finite(v) for k, v in N.items()},
+                 None, report_only(), {"setting": "uniform margin, z0 of fixed norm", "N": {str(k): _finite(v) for k, v in N.items()},
                               "steps": {str(k): k_cells[k]["step"] for k in ks}})
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.core.claims import Claim, decided, median_of
+from tasks.core.claims import Claim, decided, median_of, report_only
 
 C1_N, C1_GAP, C1_CONTROL = 50, 0.05, 0.5
 C2_PAIR, C2_RANGE = (50, 100), (1.3, 3.5)
@@ -108,7 +108,7 @@ def report_r5(rayleigh: dict) -> Claim:
     cell = rayleigh[n]
     ours, rzo = median_of(cell["rdngd"]["gap_at_budget"]), median_of(cell["rzo"]["gap_at_budget"])
     return Claim("R5", f"E1 n = {n}: RDNGD versus RZO at equal function evaluations (report, no gate)",
-                 "RZO expected to win: it sees values", ours, None, None,
+                 "RZO expected to win: it sees values", ours, None, report_only(),
                  {"setting": f"E1 sphere n = {n}, 2 evaluations per comparison", "rdngd": ours, "rzo": rzo,
                   "ratio_rdngd_over_rzo": ours / rzo if ours is not None and rzo else None})
 

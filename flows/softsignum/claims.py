@@ -93,7 +93,7 @@ def _c1_control(loss: float | None, soft: float | None, signum: float | None, ha
     return {"terminal_loss": loss, "ratio_to_signum": ratio, "softsignum_over_control": _ratio(soft, loss),
             "over_hardswitch": _ratio(loss, hardswitch),
             "meets_claim": decided(ratio is not None and ratio <= 0.5 and hardswitch is not None and loss <= hardswitch,
-                                   decide, ratio, hardswitch)}
+                                   decide, ratio, hardswitch).passed}
 
 
 def _c2_control(accuracy: float | None, soft: float | None, signum: float | None, hardswitch: float | None,
@@ -103,7 +103,7 @@ def _c2_control(accuracy: float | None, soft: float | None, signum: float | None
     gap = _minus(accuracy, signum)
     return {"accuracy": accuracy, "minus_signum": gap, "softsignum_minus_control": _minus(soft, accuracy),
             "meets_claim": decided(gap is not None and gap >= 0 and (hardswitch is None or accuracy >= hardswitch),
-                                   decide, gap)}
+                                   decide, gap).passed}
 
 
 def evaluate_claims(records: list[dict], *, decide: bool) -> tuple[list[Claim], dict[str, float]]:

@@ -40,14 +40,14 @@ def grid(params: Params, problem: str) -> SvmGrid:
 
 def tuned_method(g: SvmGrid, rule: str, value: float) -> Method:
     """A run of a grid that C1 tunes (sgd: gamma; sps_max: gamma_b, with the problem's c)."""
-    return Method(rule, value, c=g.sps_max_c) if rule == "sps_max" else Method(rule, value)
+    return Method(rule=rule, param=value, c=g.sps_max_c) if rule == "sps_max" else Method(rule=rule, param=value)
 
 
 def methods(g: SvmGrid) -> list[Method]:
     return ([tuned_method(g, "sgd", v) for v in g.sgd] + [tuned_method(g, "sps_max", v) for v in g.sps_max]
-            + ([Method("sps_plus")] if g.sps_plus else []) + [Method("sps_safe", v) for v in g.sps_safe]
-            + [Method("ima", v, lam=g.ima_lam) for v in g.ima]
-            + [Method("ima_sps_safe", v, lam=g.ima_lam) for v in g.ima_sps_safe])
+            + ([Method(rule="sps_plus")] if g.sps_plus else []) + [Method(rule="sps_safe", param=v) for v in g.sps_safe]
+            + [Method(rule="ima", param=v, lam=g.ima_lam) for v in g.ima]
+            + [Method(rule="ima_sps_safe", param=v, lam=g.ima_lam) for v in g.ima_sps_safe])
 
 
 def instances(params: Params) -> list[tuple[str, int]]:
@@ -111,7 +111,7 @@ def solve_problem(problem_path: Path, out_path: Path, g: SvmGrid, sampling_seed:
     result = run_sweep(HingeSVM(data["A"], data["b"]), sweep, x0=data["x0"], f_star=float(data["f_star"]),
                        epochs=g.epochs, batch=g.batch, seed=sampling_seed, trace_points=g.trace_points,
                        losses_at_optimum=hinge_losses(data["A"], data["b"], data["x_star"]))
-    fields = asdict(result) | {"labels": json.dumps(result.labels), "methods": json.dumps([asdict(m) for m in sweep])}
+    fields = asdict(result) | {"labels": json.dumps(result.labels), "methods": json.dumps([m.model_dump() for m in sweep])}
     np.savez(out_path, **fields, f_star=data["f_star"], sampling_seed=sampling_seed)
     return {"wall_time_s": result.wall_time_s, "final": result.rel_subopt[:, -1].tolist()}
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+from pydantic import Field, model_validator
 
+from tasks.core.params import Params
 from tasks.optim.polyak import (
     LAST_ITERATE,
     check_lam,
@@ -34,33 +37,31 @@ RULES = {
     "ima_sps_safe": ("M", True, False),
     "ima_sps_plus": (None, True, True),
 }
+RULE_NAMES = tuple(RULES)
 SAFEGUARDED = ("sps_safe", "ima_sps_safe")
 
 
-@dataclass(frozen=True)
-class Method:
+class Method(Params):
     """One run of a sweep: a rule, its parameter (gamma, gamma_b, M or eta; None for the oracles), SPS_max's c,
     and the IMA weight lam (a constant >= 0 or "t"; plain rules only take 0)."""
 
-    rule: str
+    rule: Literal[RULE_NAMES]
     param: float | None = None
-    c: float = 1.0
-    lam: float | str = 0.0
+    c: float = Field(default=1.0, gt=0)
+    lam: float | Literal[LAST_ITERATE] = 0.0
 
-    def __post_init__(self):
-        if self.rule not in RULES:
-            raise ValueError(f"rule: must be one of {tuple(RULES)}, got {self.rule!r}")
+    @model_validator(mode="after")
+    def _param_and_lam_fit_the_rule(self):
         name, ima, _ = RULES[self.rule]
         if name is not None and not (self.param is not None and self.param > 0):
             raise ValueError(f"{self.rule}: {name} must be > 0, got {self.param!r}")
         if name is None and self.param is not None:
             raise ValueError(f"{self.rule}: takes no parameter, got {self.param!r}")
-        if not self.c > 0:
-            raise ValueError(f"{self.rule}: c must be > 0, got {self.c!r}")
         if not ima and self.lam != 0:
             raise ValueError(f"{self.rule}: lam must be 0 (use the ima_ rules for momentum), got {self.lam!r}")
         if ima:
             check_lam(self.lam, f"{self.rule}: lam")
+        return self
 
     @property
     def label(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.core.claims import Claim, decided
+from tasks.core.claims import Claim, decided, report_only
 
 TASK, ENCODER = "A", "attention"
 C1_MARGIN, C2_MARGIN, C3A_MARGIN, C3B_MARGIN = 0.05, -0.04, 0.01, 0.05
@@ -61,6 +61,6 @@ def claims(rows: list[dict], decide: bool) -> list[Claim]:
               "the barycentric adversary matters (prototype: +0.34)", c3b, C3B_MARGIN,
               decided(c3b is not None and c3b >= C3B_MARGIN, decide, c3b),
               base | {C3B_SETTING: side_by_side(means, C3B_SETTING)}),
-        Claim("C4", "mCA(SW-DRSO) - mCA(Aug) (reported, no gate)", "no number available", c4, None, None,
+        Claim("C4", "mCA(SW-DRSO) - mCA(Aug) (reported, no gate)", "no number available", c4, None, report_only(),
               base | {"per_corruption": means, "wall_time_vs_erm": wall}),
     ]

@@ -82,7 +82,7 @@ def classify(
     low, high = (np.asarray(b, dtype=float) for b in meta.get("box", [[-1.0] * 3, [1.0] * 3]))
     summary = {"cloud": str(cloud), "points": len(X), "model": model, "method": meta.get("method")}
     summary |= prediction(classifier, classes, X)
-    suite = [Corruption(kind, corrupt) for kind in ("outliers", "drop", "local_drop")] if corrupt > 0 else []
+    suite = [Corruption(kind=kind, r=corrupt) for kind in ("outliers", "drop", "local_drop")] if corrupt > 0 else []
     summary["corruptions"] = {}
     for index, corruption in enumerate(suite):
         corrupted = apply(X[None], corruption, np.random.default_rng([seed, index]), low, high)[0]

@@ -87,9 +87,10 @@ def train_run(data_path: Path, out_folder: Path, name: str, group: dict, method:
 
     data = load_task(data_path)
     p = Params.model_validate(params)
-    encoder = EncoderConfig(group["encoder"], dim=data["X_train"].shape[2], classes=len(data["classes"]), hidden=p.hidden)
-    config = TrainConfig(method, p.epochs, batch=p.batch, lr=p.lr, proposal="ball" if group["task"] == "A" else "batch",
-                         **p.method.model_dump())
+    encoder = EncoderConfig(pooling=group["encoder"], dim=data["X_train"].shape[2], classes=len(data["classes"]),
+                            hidden=p.hidden)
+    config = TrainConfig(method=method, epochs=p.epochs, batch=p.batch, lr=p.lr,
+                         proposal="ball" if group["task"] == "A" else "batch", **p.method.model_dump())
     result = train_classifier(data["X_train"], data["y_train"], encoder, config, seed, device)
     save_classifier(out_folder / f"{name}.safetensors", result.model, [str(c) for c in data["classes"]],
                     task=group["task"], method=method, seed=seed, box=[b.tolist() for b in test_box(group["task"])])
@@ -132,7 +133,7 @@ def evaluate_run(model_path: Path, data: dict, suite: list[Corruption], k: int, 
 @flow(name="sw_drso-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
     sets, models = context.data("sets"), context.data("models")
-    suite = [Corruption(c.kind, c.r) for c in params.suite]
+    suite = [Corruption(kind=c.kind, r=c.r) for c in params.suite]
     data = {name: load_task(sets / task_file(name)) for name in {group.task for group in params.runs}}
     rows = []
     for group, method, k in runs(params):

@@ -17,11 +17,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from tasks.core.params import Params
 from tasks.sets.sliced_wasserstein import random_directions
 from tasks.sets.weighted_encoders import EncoderConfig, WeightedSetClassifier
 
@@ -34,9 +36,8 @@ AUG_OUTLIER_FRACTION = (0.05, 0.3)
 AUG_DELETE_FRACTION = (0.1, 0.6)
 
 
-@dataclass(frozen=True)
-class TrainConfig:
-    method: str
+class TrainConfig(Params):
+    method: Literal[METHODS]
     epochs: int
     batch: int = 64
     lr: float = 1e-3
@@ -47,15 +48,9 @@ class TrainConfig:
     pool_fraction: float = 0.25  # M = pool_fraction * n candidate outliers per set
     ascent_steps: int = 3  # T
     alpha: float = 2.0
-    proposal: str = "ball"
+    proposal: Literal[PROPOSALS] = "ball"
     sw_gamma: float = 0.0
     sw_projections: int = 50
-
-    def __post_init__(self):
-        if self.method not in METHODS:
-            raise ValueError(f"method: must be one of {METHODS}, got {self.method!r}")
-        if self.proposal not in PROPOSALS:
-            raise ValueError(f"proposal: must be one of {PROPOSALS}, got {self.proposal!r}")
 
     @property
     def steps(self) -> int:

@@ -18,11 +18,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
+from pydantic import Field
 from shapely import Polygon, contains_xy, distance
 from shapely import points as shapely_points
+
+from tasks.core.params import Params
 
 from .constraints import constraints_hold, displacement, polygon_area, project_controls
 from .ffd import ControlLattice, deform, lattice_around, weight_matrix
@@ -36,43 +40,27 @@ METHODS = ("eot", "no_eot", "random")
 CdModel = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-@dataclass(frozen=True)
-class OptimSettings:
+class OptimSettings(Params):
     """steps: T_opt (eot / no_eot); transformations: K (eot; random search gets steps x K calls);
     delta_max: C1 bound on every control displacement (units of L); lr = lr_fraction x delta_max;
     penalty: mu of the area term; jitter: Gaussian sigma; shift: half-width of the streamwise shift;
     scale: half-width of the scale factor around 1 (all in units of L)."""
 
-    method: str = "eot"
-    steps: int = 100
-    transformations: int = 8
-    delta_max: float = 0.05
-    surface_points: int = 256
-    volume_points: int = 512
-    pool_factor: int = 4
-    penalty: float = 100.0
-    volume_tolerance: float = 0.02
-    backtrack_factor: float = 0.8
-    lr_fraction: float = 0.05
-    jitter: float = 0.002
-    shift: float = 0.005
-    scale: float = 0.005
+    method: Literal[METHODS] = "eot"
+    steps: int = Field(default=100, ge=1)
+    transformations: int = Field(default=8, ge=1)
+    delta_max: float = Field(default=0.05, gt=0)
+    surface_points: int = Field(default=256, ge=1)
+    volume_points: int = Field(default=512, ge=1)
+    pool_factor: int = Field(default=4, ge=1)
+    penalty: float = Field(default=100.0, ge=0)
+    volume_tolerance: float = Field(default=0.02, gt=0)
+    backtrack_factor: float = Field(default=0.8, gt=0, lt=1)
+    lr_fraction: float = Field(default=0.05, gt=0)
+    jitter: float = Field(default=0.002, ge=0)
+    shift: float = Field(default=0.005, ge=0)
+    scale: float = Field(default=0.005, ge=0)
     seed: int = 0
-
-    def __post_init__(self):
-        if self.method not in METHODS:
-            raise ValueError(f"method: must be one of {METHODS}, got {self.method!r}")
-        for name in ("steps", "transformations", "surface_points", "volume_points", "pool_factor"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)!r}")
-        for name in ("delta_max", "volume_tolerance", "lr_fraction"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name}: must be > 0, got {getattr(self, name)!r}")
-        if not 0 < self.backtrack_factor < 1:
-            raise ValueError(f"backtrack_factor: must be in (0, 1), got {self.backtrack_factor!r}")
-        for name in ("penalty", "jitter", "shift", "scale"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name}: must be >= 0, got {getattr(self, name)!r}")
 
 
 @dataclass(frozen=True)

@@ -1,33 +1,198 @@
-"""Claim checks: one shape for every paper's claims.json, and the combined report."""
+"""Claim checks: one decision rule and one shape for every paper's claims.json, and the combined report.
+
+A gated claim is decided on an interval of its statistic (`Interval`: a bootstrap over seeds or instances, a
+t-interval, or a distribution-free interval of a median), against the gate the paper or the theory gives
+(`Gate`): **pass** when the interval clears the gate, **fail** when it lies wholly on the wrong side,
+**inconclusive** when it straddles. A claim that is exact (an identity, a count) is decided on its value and says
+so; a target never reached is a fail with the reason. **undecided** is only for a claim that was not run at a
+size meant to decide it (the smoke profile, a setting the profile lacks), with the reason; **report** is a number
+shown with no gate.
+"""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+VERDICTS = ("pass", "fail", "inconclusive", "undecided", "report")
+LEVEL = 0.95  # every interval's coverage unless a claim states otherwise
+RESAMPLES = 4000
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A `level` interval [low, high] of a claim's statistic from `n` units (seeds, instances, repeats), by `method`
+    (in words: "paired bootstrap over 10 seeds", "t-interval", ...)."""
+    low: float
+    high: float
+    n: int
+    method: str
+    level: float = LEVEL
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Where the statistic must lie for the claim to hold: >= `low`, <= `high`, or both (a range)."""
+    low: float | None = None
+    high: float | None = None
+
+    def __post_init__(self):
+        if self.low is None and self.high is None:
+            raise ValueError("a gate needs a low or a high bound")
+
+    def holds(self, value: float) -> bool:
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+    def __str__(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"[{self.low:g}, {self.high:g}]"
+        return f">= {self.low:g}" if self.low is not None else f"<= {self.high:g}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One of VERDICTS, why, and the interval it stands on (None for exact claims, reports and claims not run)."""
+    word: str
+    reason: str = ""
+    interval: Interval | None = None
+
+    def __post_init__(self):
+        if self.word not in VERDICTS:
+            raise ValueError(f"verdict: must be one of {VERDICTS}, got {self.word!r}")
+
+    @property
+    def passed(self) -> bool | None:
+        """The old boolean view (pass True, fail False, otherwise None) that metrics.json's `C1.pass` keeps."""
+        return {"pass": True, "fail": False}.get(self.word)
+
+
+def on_interval(interval: Interval, gate: Gate) -> Verdict:
+    """pass when the whole interval lies where the gate wants it, fail when the whole interval lies outside,
+    inconclusive when it straddles a bound."""
+    inside = gate.holds(interval.low) and gate.holds(interval.high)
+    below = gate.low is not None and interval.high < gate.low
+    above = gate.high is not None and interval.low > gate.high
+    if inside:
+        return Verdict("pass", f"the {interval.level:.0%} interval [{interval.low:.4g}, {interval.high:.4g}] lies in {gate}",
+                       interval)
+    if below or above:
+        return Verdict("fail", f"the {interval.level:.0%} interval [{interval.low:.4g}, {interval.high:.4g}] lies outside "
+                               f"{gate}", interval)
+    return Verdict("inconclusive", f"the {interval.level:.0%} interval [{interval.low:.4g}, {interval.high:.4g}] "
+                                   f"straddles {gate}: more seeds or instances could tell", interval)
+
+
+def exact(ok: bool, why: str) -> Verdict:
+    """A claim decided on its value with no sampling error (an identity, a count): `why` says what was checked."""
+    return Verdict("pass" if ok else "fail", f"exact: {why}")
+
+
+def never_reached(why: str) -> Verdict:
+    return Verdict("fail", f"target never reached: {why}")
+
+
+def not_run(why: str) -> Verdict:
+    return Verdict("undecided", f"not run: {why}")
+
+
+def report_only(why: str = "no gate: the paper gives no number to check") -> Verdict:
+    return Verdict("report", why)
+
+
+SMOKE = "the profile is not sized to decide (decide_claims: false)"
+
+
+def decide(verdict: Callable[[], Verdict], deciding: bool) -> Verdict:
+    """`verdict()` when the profile is sized to decide, else undecided (the smoke profile runs the claim only to test
+    the code; its numbers are too few to stand on)."""
+    return verdict() if deciding else not_run(SMOKE)
+
+
+def bootstrap_interval(groups: Sequence[Sequence], statistic: Callable[..., float], seed: int, what: str,
+                       level: float = LEVEL, resamples: int = RESAMPLES) -> Interval:
+    """Percentile bootstrap of `statistic(*groups)`: each group's units are resampled with replacement on their
+    own (pass one group of rows to resample pairs together: a paired bootstrap). `what` names the units in the
+    method ("seeds", "instances")."""
+    import numpy as np  # here: `papers report` reads this module without numpy
+
+    arrays = [np.asarray(group, dtype=float) for group in groups]
+    if any(len(a) < 2 for a in arrays):
+        raise ValueError(f"bootstrap: each group needs at least 2 {what}, got {[len(a) for a in arrays]}")
+    rng = np.random.default_rng(seed)
+    picks = [rng.integers(0, len(a), size=(resamples, len(a))) for a in arrays]
+    draws = np.array([statistic(*(a[p[r]] for a, p in zip(arrays, picks))) for r in range(resamples)], dtype=float)
+    tail = (1 - level) / 2
+    # An infinite statistic is a bound (a median N of a target never reached: above any budget) and sorts as one;
+    # an undefined one (nan: 0/0) could lie on either side, so it counts as -inf for the low end and +inf for the
+    # high end and only ever widens the interval. No interpolation between order statistics: inf - inf is nan.
+    low = np.quantile(np.where(np.isnan(draws), -np.inf, draws), tail, method="inverted_cdf")
+    high = np.quantile(np.where(np.isnan(draws), np.inf, draws), 1 - tail, method="inverted_cdf")
+    sizes = " and ".join(str(len(a)) for a in arrays)
+    kind = "paired bootstrap" if len(arrays) == 1 and arrays[0].ndim > 1 else "bootstrap"
+    return Interval(float(low), float(high), sum(len(a) for a in arrays),
+                    f"{kind} over {sizes} {what} ({resamples} resamples, percentile)", level)
+
+
+def t_interval(values: Sequence[float], what: str, level: float = LEVEL) -> Interval:
+    """Student-t interval of the mean, for a sample the claim states is close to normal (differences of paired
+    means over seeds)."""
+    import numpy as np
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        raise ValueError(f"t-interval: needs at least 2 {what}, got {len(values)}")
+    half = stats.t.ppf(0.5 + level / 2, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
+    mean = float(values.mean())
+    return Interval(mean - half, mean + half, len(values), f"t-interval of the mean over {len(values)} {what}", level)
+
+
+def median_interval(values: Sequence[float], what: str, level: float = LEVEL) -> Interval:
+    """Distribution-free interval of the median from order statistics (binomial), for timings: at least 9 values
+    (with 8 or fewer the interval spans the whole sample at 95%)."""
+    from scipy import stats
+
+    ordered = sorted(float(v) for v in values)
+    n = len(ordered)
+    if n < 9:
+        raise ValueError(f"median interval: needs at least 9 {what}, got {n}")
+    k = int(stats.binom.ppf((1 - level) / 2, n, 0.5))  # [x(k), x(n-k+1)] covers the median with >= level
+    return Interval(ordered[k - 1], ordered[n - k], n, f"order-statistic interval of the median of {n} {what}", level)
+
+
+def decided(ok: bool, deciding: bool, *values) -> Verdict:
+    """A point verdict, for the claims not yet decided on an interval: `ok` as measured when the profile decides
+    and every number behind it exists; undecided, with the reason, otherwise (a claim that tells a target never
+    reached from a setting not run uses never_reached or not_run itself)."""
+    if not deciding:
+        return not_run(SMOKE)
+    if any(v is None for v in values):
+        return not_run("a number behind the claim is missing")
+    return Verdict("pass" if ok else "fail", "point estimate, no interval")
 
 
 @dataclass
 class Claim:
-    """A paper's claim checked side by side against its baselines.
-
-    passed is True/False as measured, or None when the profile is too small to decide.
-    """
+    """A paper's claim checked side by side against its baselines: `ours` is its statistic, `threshold` the gate's
+    bound as one number (the gate itself is in the verdict's reason), `verdict` how it was decided."""
 
     id: str
     statement: str
     paper_value: str
     ours: float | None
     threshold: float | None
-    passed: bool | None
+    verdict: Verdict
     details: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        if not isinstance(self.verdict, Verdict):
+            raise TypeError(f"claim {self.id}: verdict must be a tasks.core.claims.Verdict, got {self.verdict!r}")
 
-def decided(ok: bool, decide: bool, *values) -> bool | None:
-    """A claim's verdict: `ok` as measured when the profile decides and every number behind it
-    exists (none of `values` is None); None (undecided) otherwise."""
-    return bool(ok) if decide and all(v is not None for v in values) else None
+    @property
+    def passed(self) -> bool | None:
+        return self.verdict.passed
 
 
 def median_of(values: Iterable[float]) -> float | None:
@@ -43,21 +208,41 @@ def median_where(rows: Iterable[dict], key: str, **where) -> float | None:
     return median_of(row[key] for row in rows if all(row.get(k) == v for k, v in where.items()))
 
 
+def _finite_bounds(interval: dict) -> dict:
+    """JSON has no infinity: an unbounded end is null."""
+    return {key: None if key in ("low", "high") and not math.isfinite(value) else value for key, value in interval.items()}
+
+
+def claim_record(claim: Claim) -> dict:
+    """A claim as claims.json holds it: the verdict's word, reason and interval (low, high, n, method, level)
+    beside the old `passed` boolean."""
+    verdict = claim.verdict
+    return {"id": claim.id, "statement": claim.statement, "paper_value": claim.paper_value, "ours": claim.ours,
+            "threshold": claim.threshold, "verdict": verdict.word, "reason": verdict.reason,
+            "interval": None if verdict.interval is None else _finite_bounds(asdict(verdict.interval)),
+            "passed": verdict.passed,
+            "details": claim.details}
+
+
 def claims_document(paper: str, profile: str, commit: str, claims: list[Claim]) -> dict:
-    return {"paper": paper, "profile": profile, "commit": commit, "claims": [asdict(c) for c in claims]}
+    return {"paper": paper, "profile": profile, "commit": commit, "claims": [claim_record(c) for c in claims]}
 
 
 def headline_metrics(claims: list[Claim], **numbers: float | None) -> dict:
     """A paper's metrics.json: what `dvc metrics show` and `dvc exp show` list for it, one screen per paper.
 
-    Each claim's measured value (`C1`) and verdict (`C1.pass`: 1 pass, 0 fail, absent when undecided),
-    then the few headline numbers the paper names; the details stay in claims.json and MLflow.
+    Each claim's measured value (`C1`), its interval (`C1.low`, `C1.high`) where it has one, and verdict
+    (`C1.pass`: 1 pass, 0 fail, absent otherwise), then the few headline numbers the paper names; the details stay
+    in claims.json and MLflow.
     """
     if len(numbers) > MAX_HEADLINE_NUMBERS:
         raise ValueError(f"{len(numbers)} headline numbers: metrics.json keeps at most {MAX_HEADLINE_NUMBERS}")
     metrics: dict = {}
     for claim in claims:
         metrics[claim.id] = claim.ours
+        if claim.verdict.interval is not None:
+            bounds = _finite_bounds(asdict(claim.verdict.interval))
+            metrics[f"{claim.id}.low"], metrics[f"{claim.id}.high"] = bounds["low"], bounds["high"]
         if claim.passed is not None:
             metrics[f"{claim.id}.pass"] = int(claim.passed)
     return metrics | numbers
@@ -66,19 +251,36 @@ def headline_metrics(claims: list[Claim], **numbers: float | None) -> dict:
 MAX_HEADLINE_NUMBERS = 6
 
 
-def status_word(passed: bool | None) -> str:
-    return {True: "pass", False: "FAIL", None: "undecided"}[passed]
+def verdict_word(claim: dict) -> str:
+    """A claims.json claim's verdict; one written before verdicts existed has only `passed`."""
+    return claim.get("verdict") or {True: "pass", False: "fail", None: "undecided"}[claim["passed"]]
+
+
+def status_word(claim: dict) -> str:
+    """The verdict as tables show it: FAIL in capitals so that it stands out."""
+    word = verdict_word(claim)
+    return "FAIL" if word == "fail" else word
 
 
 def _number(value) -> str:
     return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def _ours(claim: dict) -> str:
+    """The statistic with its interval where it has one: `0.68 [0.61, 0.77]`."""
+    interval = claim.get("interval")
+    text = _number(claim["ours"])
+    if not interval:
+        return text
+    low, high = (_number(interval[end]) if interval[end] is not None else bound for end, bound in (("low", "-inf"), ("high", "inf")))
+    return f"{text} [{low}, {high}]"
+
+
 def claims_rows(document: dict) -> list[tuple[str, ...]]:
-    """(paper, id, statement, paper's figure, ours, threshold, status) per claim."""
+    """(paper, id, statement, paper's figure, ours [interval], threshold, status) per claim."""
     return [
-        (document["paper"], c["id"], c["statement"], str(c["paper_value"]), _number(c["ours"]),
-         _number(c["threshold"]), status_word(c["passed"]))
+        (document["paper"], c["id"], c["statement"], str(c["paper_value"]), _ours(c),
+         _number(c["threshold"]), status_word(c))
         for c in document["claims"]
     ]
 

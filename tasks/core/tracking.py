@@ -154,7 +154,7 @@ def log_datasets(client: MlflowClient, run_id: str, digests: dict[str, str], con
 
 def verdict_counts(claims: dict) -> str:
     """'2 pass, 1 FAIL, 3 undecided' (words with no claim left out) for a claims.json document."""
-    counts = Counter(status_word(c["passed"]) for c in claims["claims"])
+    counts = Counter(status_word(c) for c in claims["claims"])
     return ", ".join(f"{counts[word]} {word}" for word in ("pass", "FAIL", "undecided") if counts[word]) or "no claims"
 
 

@@ -6,35 +6,33 @@ off, so a forward pass is a deterministic function of weights and batch. Saved w
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
 import torch
+from pydantic import Field, model_validator
 from transformers.utils import logging as hf_logging
 from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, PreTrainedModel
+
+from tasks.core.params import Params
 
 from .vocab import TokenVocab
 
 
-@dataclass(frozen=True)
-class TinyLMConfig:
+class TinyLMConfig(Params):
     """Architecture of a tiny causal LM; `context` is the longest prompt + completion it accepts."""
 
-    d_model: int = 64
-    n_layers: int = 2
-    n_heads: int = 4
-    context: int = 32
+    d_model: int = Field(default=64, ge=1)
+    n_layers: int = Field(default=2, ge=1)
+    n_heads: int = Field(default=4, ge=1)
+    context: int = Field(default=32, ge=1)
     arch: Literal["gpt2", "llama"] = "gpt2"
 
-    def __post_init__(self):
-        for name in ("d_model", "n_layers", "n_heads", "context"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)!r}")
+    @model_validator(mode="after")
+    def _heads_divide_width(self):
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads: must divide d_model={self.d_model}, got {self.n_heads!r}")
-        if self.arch not in ("gpt2", "llama"):
-            raise ValueError(f"arch: must be 'gpt2' or 'llama', got {self.arch!r}")
+        return self
 
 
 def hf_config(config: TinyLMConfig, vocab: TokenVocab):
@@ -69,7 +67,7 @@ def save_model(model: PreTrainedModel, folder: Path, vocab: TokenVocab, config: 
 
     folder = Path(folder)
     model.save_pretrained(folder, safe_serialization=True)
-    (folder / "tiny_lm.json").write_text(json.dumps({"symbols": list(vocab.symbols), "config": asdict(config)}, indent=1))
+    (folder / "tiny_lm.json").write_text(json.dumps({"symbols": list(vocab.symbols), "config": config.model_dump()}, indent=1))
     return folder
 
 

@@ -236,7 +236,7 @@ class SoftMuon(Muon):
             raise ValueError(f"eps: must be in (0, 1), got {eps}")
         if tau_max < 1:
             raise ValueError(f"tau_max: must be >= 1, got {tau_max}")
-        self.transition = Transition(total_steps, alpha_sign)
+        self.transition = Transition(total_steps=total_steps, alpha_sign=alpha_sign)
         self.eps, self.tau_max, self.newton_steps = eps, tau_max, newton_steps
         self.soft_mode, self.soft_ns_steps = soft_mode, soft_ns_steps
         super().__init__(params, **muon_options)

@@ -87,7 +87,7 @@ class SignMomentum(DropInOptimizer):
         if mode != "sign" and total_steps is None:
             raise ValueError(f"total_steps: required for mode {mode!r} (the transition starts at alpha_sign * total_steps)")
         self.mode = mode
-        self.transition = None if mode == "sign" else Transition(total_steps, alpha_sign)
+        self.transition = None if mode == "sign" else Transition(total_steps=total_steps, alpha_sign=alpha_sign)
         self.eps, self.tau_max, self.newton_steps = eps, tau_max, newton_steps
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, nesterov=nesterov, weight_decay=weight_decay,
                         normalized=normalized, sign_norm=sign_norm, switch_scale=switch_scale)

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from pydantic import Field
+
+from tasks.core.params import Params
 
 SCALE_FLOOR = 1e-12  # guards an all-equal group (e.g. zero momentum): MAD 0 would divide by zero
 
@@ -82,18 +85,11 @@ class TemperatureSchedule:
         return float(self.taus[min(j, len(self.taus) - 1)])
 
 
-@dataclass(frozen=True)
-class Transition:
+class Transition(Params):
     """Step bookkeeping: steps 1..T_sign use the hard map, steps T_sign+1..T the schedule (index k - T_sign - 1)."""
 
-    total_steps: int
-    alpha_sign: float
-
-    def __post_init__(self):
-        if not isinstance(self.total_steps, int) or self.total_steps < 1:
-            raise ValueError(f"total_steps: must be an integer >= 1, got {self.total_steps!r}")
-        if not 0 <= self.alpha_sign <= 1:
-            raise ValueError(f"alpha_sign: must be in [0, 1], got {self.alpha_sign}")
+    total_steps: int = Field(ge=1)
+    alpha_sign: float = Field(ge=0, le=1)
 
     @property
     def sign_steps(self) -> int:

@@ -7,23 +7,19 @@ The suite is a list of (name, kind, r); `apply` runs one entry, the same way for
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
+
+from tasks.core.params import Params
 
 KINDS = ("clean", "outliers", "drop", "local_drop")
 
 
-@dataclass(frozen=True)
-class Corruption:
-    kind: str
-    r: float = 0.0
-
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"corruption kind: must be one of {KINDS}, got {self.kind!r}")
-        if not 0 <= self.r < 1:
-            raise ValueError(f"corruption {self.kind}: r must be in [0, 1), got {self.r}")
+class Corruption(Params):
+    kind: Literal[KINDS]
+    r: float = Field(default=0.0, ge=0, lt=1)
 
     @property
     def name(self) -> str:

@@ -13,33 +13,26 @@ Shapes: X [B, n, d], a [B, n] (None: uniform 1/n), logits [B, classes].
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from typing import Literal
 
 import torch
+from pydantic import Field
 from torch import nn
+
+from tasks.core.params import Params
 
 POOLINGS = ("mean", "attention", "lse")
 
 
-@dataclass(frozen=True)
-class EncoderConfig:
-    pooling: str
-    dim: int  # element dimension d
-    classes: int
-    hidden: int = 64
-    tau: float = 0.1  # lse temperature
-
-    def __post_init__(self):
-        if self.pooling not in POOLINGS:
-            raise ValueError(f"pooling: must be one of {POOLINGS}, got {self.pooling!r}")
-        for name in ("dim", "classes", "hidden"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)}")
-        if not self.tau > 0:
-            raise ValueError(f"tau: must be > 0, got {self.tau}")
+class EncoderConfig(Params):
+    pooling: Literal[POOLINGS]
+    dim: int = Field(ge=1)  # element dimension d
+    classes: int = Field(ge=1)
+    hidden: int = Field(default=64, ge=1)
+    tau: float = Field(default=0.1, gt=0)  # lse temperature
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return self.model_dump()
 
 
 def uniform_weights(X: torch.Tensor) -> torch.Tensor:

@@ -17,28 +17,28 @@ from typing import Literal
 
 import torch
 import torch.nn.functional as F
+from pydantic import Field, model_validator
 from torch import nn
 
+from tasks.core.params import Params
 from tasks.core.seeding import derive_seed
 from tasks.train.corpus import CharCorpus
 from tasks.train.loop import TrainResult, cosine_factor, run_training
 
 
-@dataclass
-class CharLMConfig:
-    vocab_size: int = 98
-    context: int = 64
-    d_model: int = 64
-    n_heads: int = 4
-    n_layers: int = 2
-    mlp_ratio: int = 4
+class CharLMConfig(Params):
+    vocab_size: int = Field(default=98, ge=1)
+    context: int = Field(default=64, ge=1)
+    d_model: int = Field(default=64, ge=1)
+    n_heads: int = Field(default=4, ge=1)
+    n_layers: int = Field(default=2, ge=1)
+    mlp_ratio: int = Field(default=4, ge=1)
 
-    def __post_init__(self):
-        for name in ("vocab_size", "context", "d_model", "n_heads", "n_layers", "mlp_ratio"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)!r}")
+    @model_validator(mode="after")
+    def _heads_divide_width(self):
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads: must divide d_model={self.d_model}, got {self.n_heads!r}")
+        return self
 
 
 class CausalSelfAttention(nn.Module):

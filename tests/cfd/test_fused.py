@@ -35,7 +35,7 @@ def assert_same_run(reference, fused, cd_tolerance: float):
     np.testing.assert_allclose(velocity(fused), velocity(reference), atol=1e-5)
 
 
-@pytest.mark.parametrize("bounce_back", ["halfway", "bouzidi"])
+@pytest.mark.parametrize("bounce_back", [pytest.param("halfway", marks=pytest.mark.heavy), "bouzidi"])  # halfway: unit tier below
 def test_fused_solver_reproduces_the_torch_solver_over_thousands_of_steps(bounce_back):
     """The data set's setup (moving ground, free-stream top, ramp), two bodies in a batch, 2000 steps."""
     setup = LBMSetup(grid=(64, 30), nu=0.04, u_lat=0.08, steps=2000, average_steps=500, ramp_steps=200,

@@ -66,8 +66,8 @@ def test_greedy_rule():
 @pytest.fixture(scope="module")
 def models():
     torch.set_num_threads(1)
-    target = build_model(TinyLMConfig(64, 2, 4, 64), CHAR_VOCAB, 11)
-    drafter = build_model(TinyLMConfig(32, 1, 2, 64), CHAR_VOCAB, 12)
+    target = build_model(TinyLMConfig(d_model=64, n_layers=2, n_heads=4, context=64), CHAR_VOCAB, 11)
+    drafter = build_model(TinyLMConfig(d_model=32, n_layers=1, n_heads=2, context=64), CHAR_VOCAB, 12)
     for model in (target, drafter):  # sharper random logits: no near-ties (sampling at T = 30 flattens them again)
         with torch.no_grad():
             model.lm_head.weight.mul_(40.0)

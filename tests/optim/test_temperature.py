@@ -67,13 +67,13 @@ def test_schedule_shape_monotone_clamped_and_matches_empirical_tail():
 
 
 def test_transition_step_bookkeeping():
-    t = Transition(300, 0.7)
+    t = Transition(total_steps=300, alpha_sign=0.7)
     assert (t.sign_steps, t.length) == (210, 90)
     assert t.in_sign_phase(210) and not t.in_sign_phase(211) and t.builds_at(211) and not t.builds_at(212)
     assert t.index(211) == 0 and t.index(300) == 89 and t.index(400) == 89
-    whole = Transition(10, 1.0)
+    whole = Transition(total_steps=10, alpha_sign=1.0)
     assert whole.length == 0 and whole.in_sign_phase(11) and not whole.builds_at(11)
     with pytest.raises(ValueError, match="total_steps"):
-        Transition(0, 0.5)
+        Transition(total_steps=0, alpha_sign=0.5)
     with pytest.raises(ValueError, match="alpha_sign"):
-        Transition(10, 1.5)
+        Transition(total_steps=10, alpha_sign=1.5)

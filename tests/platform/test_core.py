@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from tasks.core.claims import Claim, claims_document, claims_markdown
+from tasks.core.claims import Claim, Gate, Interval, claims_document, claims_markdown, not_run, on_interval
+from tests.conftest import CLAIM_FIELDS
 from tasks.core.io import atomic_outputs, path_md5
 from tasks.core.seeding import derive_seed
 from tasks.core.tracking import flatten
@@ -57,9 +58,14 @@ def test_flatten_nests_keys_with_dots():
 
 
 def test_claims_document_and_markdown():
-    claims = [Claim("C1", "x <= y", "better", 0.98, 1.05, True), Claim("C2", "z", "faster", None, 1.0, None)]
+    interval = Interval(0.91, 1.02, 10, "paired bootstrap over 10 seeds")
+    claims = [Claim("C1", "x <= y", "better", 0.98, 1.05, on_interval(interval, Gate(high=1.05))),
+              Claim("C2", "z", "faster", None, 1.0, not_run("the profile lacks it"))]
     document = claims_document("paper", "smoke", "abc", claims)
-    assert set(document["claims"][0]) == {"id", "statement", "paper_value", "ours", "threshold", "passed", "details"}
+    assert set(document["claims"][0]) == CLAIM_FIELDS
+    assert document["claims"][0]["interval"] == {"low": 0.91, "high": 1.02, "n": 10, "level": 0.95,
+                                                 "method": "paired bootstrap over 10 seeds"}
+    assert (document["claims"][0]["passed"], document["claims"][1]["verdict"]) == (True, "undecided")
     text = claims_markdown([json.loads(json.dumps(document))])
-    assert "| paper | smoke | C1 | x <= y | better | 0.98 | 1.05 | pass |" in text
+    assert "| paper | smoke | C1 | x <= y | better | 0.98 [0.91, 1.02] | 1.05 | pass |" in text
     assert "| undecided |" in text

@@ -17,6 +17,7 @@ from flows.declaration import Paper, Stage
 from stages.declarations import DeclarationError, check_stages, command_name, declarations, paper_commands
 from stages.generate import README_BEGIN, stale
 from stages.spec import papers
+from tasks.core.claims import status_word
 from tasks.core.provenance import copy_project
 from tests.conftest import ROOT, stage_env
 
@@ -135,8 +136,8 @@ def test_the_readme_table_counts_the_committed_verdicts():
     text = (ROOT / "README.md").read_text()
     assert README_BEGIN in text
     for paper in papers(ROOT):
-        passed = [c["passed"] for c in json.loads((ROOT / "data" / paper / "claims.json").read_text())["claims"]]
-        counts = ((passed.count(True), "pass"), (passed.count(False), "FAIL"), (passed.count(None), "undecided"))
+        words = [status_word(c) for c in json.loads((ROOT / "data" / paper / "claims.json").read_text())["claims"]]
+        counts = [(words.count(word), word) for word in ("pass", "FAIL", "inconclusive", "undecided", "report")]
         row = next(line for line in text.splitlines() if line.startswith(f"| [{paper}]("))
         assert row.endswith(" | " + ", ".join(f"{n} {word}" for n, word in counts if n) + " |"), row
 

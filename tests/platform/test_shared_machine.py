@@ -231,6 +231,7 @@ CALL_HOST = textwrap.dedent("""
 """)
 
 
+@pytest.mark.heavy  # starts a warm host of its own: 10-40 s
 def test_the_host_serves_no_caller_of_another_account(folder, tmp_path, other):
     """With its folder opened on purpose, the host itself still refuses a caller whose uid is not its own."""
     env = own_runtime_folder()
@@ -255,6 +256,7 @@ def test_the_host_serves_no_caller_of_another_account(folder, tmp_path, other):
         shutil.rmtree(attack, ignore_errors=True)
 
 
+@pytest.mark.heavy  # starts a warm host of its own: 10-40 s
 def test_server_stop_kills_no_pid_a_planted_record_names_and_a_symlinked_record_is_replaced(folder, tmp_path):
     from stages.warm import stop_hosts
 
@@ -314,6 +316,7 @@ def test_a_host_runs_the_warm_code_of_the_callers_checkout_and_serves_no_other(t
 
 # --- 4. The caller's limits, cores, RNG and job control ------------------------------------------------------
 
+@pytest.mark.heavy  # starts a warm host of its own: 10-40 s
 def test_a_warm_child_takes_the_callers_file_size_limit_as_a_cold_run_does(folder, tmp_path):
     env = own_runtime_folder()
     warm_probe(folder, "facts", env=env)
@@ -333,6 +336,7 @@ def test_a_warm_child_takes_the_callers_file_size_limit_as_a_cold_run_does(folde
     assert results["warm"][1]["error"] == results["cold"][1]["error"] == 27  # EFBIG, file too large
 
 
+@pytest.mark.heavy  # starts a warm host of its own: 10-40 s
 def test_a_warm_child_runs_on_the_callers_cores_with_its_limits_and_fresh_rng(folder, tmp_path):
     env = own_runtime_folder()
     core = min(os.sched_getaffinity(0))
@@ -357,6 +361,7 @@ def test_import_time_variables_of_torch_and_hugging_face_key_the_host():
     assert len(keys) == 4
 
 
+@pytest.mark.heavy  # starts a warm host of its own: 10-40 s
 def test_ctrl_z_stops_the_warm_child_and_fg_resumes_it_and_ps_names_it(folder, tmp_path):
     env = own_runtime_folder()
     warm_probe(folder, "facts", env=env)
@@ -399,6 +404,7 @@ def wait_for_status(process: psutil.Process, status: str, timeout: float = 10) -
 
 # --- 5. The host dies: its children die, the stage is FAILED everywhere ---------------------------------------
 
+@pytest.mark.heavy  # starts a warm host of its own: 10-40 s
 def test_a_child_dies_with_its_host_and_the_caller_fails(folder, tmp_path):
     env = own_runtime_folder()
     warm_probe(folder, "facts", env=env)

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, stage_env
 from tests.platform.second_user import other  # noqa: F401
 
@@ -168,6 +170,7 @@ def online_nodes(deployment, timeout_s: float = 60) -> list[dict]:
         time.sleep(0.5)
 
 
+@pytest.mark.heavy  # starts a Flower SuperLink and SuperNode: ~8 s
 def test_the_flower_deployment_serves_tls_only_and_keeps_its_keys_private(tmp_path, other):
     """The full run over TLS (ServerApp and ClientApps) is the federated paper's Flower test (slow)."""
     from tasks.federated.flower_deployment import local_deployment

@@ -56,7 +56,7 @@ def test_a_failed_stage_marks_its_parent_failed_for_good(tmp_path, monkeypatch):
     assert client.get_run(parent).info.status == "FAILED"
 
 
-@pytest.mark.parametrize("mid_request", [False, True])
+@pytest.mark.parametrize("mid_request", [False, pytest.param(True, marks=pytest.mark.heavy)])  # a companion each: ~8 s
 def test_companion_marks_the_run_failed_when_the_stage_process_vanishes(tmp_path, monkeypatch, mid_request):
     from stages.tracking import Tracker
     from tasks.core.messages import frame

@@ -41,14 +41,14 @@ def test_local_drop_removes_the_nearest_points():
 
 def test_seeded_and_reproducible():
     X = clouds()
-    for corruption in (Corruption("outliers", 0.2), Corruption("drop", 0.5), Corruption("local_drop", 0.5)):
+    for corruption in (Corruption(kind="outliers", r=0.2), Corruption(kind="drop", r=0.5), Corruption(kind="local_drop", r=0.5)):
         one = apply(X, corruption, np.random.default_rng(5), LOW, HIGH)
         two = apply(X, corruption, np.random.default_rng(5), LOW, HIGH)
         assert np.array_equal(one, two)
-    assert apply(X, Corruption("clean"), np.random.default_rng(0), LOW, HIGH) is X
-    assert Corruption("local_drop", 0.25).name == "local_drop-0.25"
-    with pytest.raises(ValueError, match="r must be"):
-        Corruption("drop", 1.0)
+    assert apply(X, Corruption(kind="clean"), np.random.default_rng(0), LOW, HIGH) is X
+    assert Corruption(kind="local_drop", r=0.25).name == "local_drop-0.25"
+    with pytest.raises(ValueError, match=r"r\n.*less than 1"):
+        Corruption(kind="drop", r=1.0)
 
 
 def test_uniform_ball_inside_the_unit_ball():

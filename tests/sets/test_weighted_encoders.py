@@ -9,7 +9,7 @@ from tasks.sets.weighted_encoders import POOLINGS, EncoderConfig, WeightedSetCla
 
 def model_for(pooling: str) -> WeightedSetClassifier:
     torch.manual_seed(0)
-    return WeightedSetClassifier(EncoderConfig(pooling, dim=3, classes=4, hidden=16)).double().eval()
+    return WeightedSetClassifier(EncoderConfig(pooling=pooling, dim=3, classes=4, hidden=16)).double().eval()
 
 
 def random_weights(B: int, n: int) -> torch.Tensor:
@@ -60,4 +60,4 @@ def test_any_set_size_is_accepted():
 
 def test_config_is_checked():
     with pytest.raises(ValueError, match="pooling"):
-        EncoderConfig("max", 3, 2)
+        EncoderConfig(pooling="max", dim=3, classes=2)

@@ -18,16 +18,19 @@ import math
 import pickle
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
+from pydantic import Field, ValidationError, model_validator
 from sklearn.metrics import r2_score
 from torch import nn
 
 from tasks.core.device import single_torch_thread
 from tasks.core.inputs import InputError, check_readable
+from tasks.core.params import Params
 from tasks.core.seeding import derive_seed
 
 from . import mpl
@@ -43,8 +46,7 @@ SAVED_SIZE_LIMITS = {"d": 4096, "blocks": 64, "heads": 256, "slices": 4096, "exp
                      "profile_bins": 4096, "surface_points": 1_000_000, "volume_points": 1_000_000}
 
 
-@dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(Params):
     """One surrogate's training run and the sizes of its network. `kind` names the network for the
     caller's ModelBuilder; the whole config is saved with the weights, so that loading rebuilds the
     same network. `mpl` trains with Modality-Protected Learning (mpl.py); pcgrad_scope / pcgrad_every
@@ -52,47 +54,46 @@ class TrainConfig:
     too much."""
 
     kind: str
-    d: int = 64
-    blocks: int = 3
-    heads: int = 4
-    slices: int = 16
-    experts: int = 4
-    top_k: int = 2
-    steps: int = 700
-    batch: int = 8
-    lr: float = 1e-3
-    weight_decay: float = 1e-4
-    grad_clip: float = 1.0
-    surface_points: int = 256
-    volume_points: int = 512
-    profile_bins: int = 32
+    d: int = Field(default=64, ge=1)
+    blocks: int = Field(default=3, ge=1)
+    heads: int = Field(default=4, ge=1)
+    slices: int = Field(default=16, ge=1)
+    experts: int = Field(default=4, ge=1)
+    top_k: int = Field(default=2, ge=1)
+    steps: int = Field(default=700, ge=1)
+    batch: int = Field(default=8, ge=1)
+    lr: float = Field(default=1e-3, gt=0)
+    weight_decay: float = Field(default=1e-4, ge=0)
+    grad_clip: float = Field(default=1.0, gt=0)
+    surface_points: int = Field(default=256, ge=1)
+    volume_points: int = Field(default=512, ge=1)
+    profile_bins: int = Field(default=32, ge=1)
     epsa: bool = True
     mpl: bool = False
-    pcgrad_scope: str = "trunk"
-    pcgrad_every: int = 1
-    eval_every: int = 0
-    patience: int = 0
+    pcgrad_scope: Literal[PCGRAD_SCOPES] = "trunk"
+    pcgrad_every: int = Field(default=1, ge=1)
+    eval_every: int = Field(default=0, ge=0)
+    patience: int = Field(default=0, ge=0)
     seed: int = 0
 
-    def __post_init__(self):
-        if self.pcgrad_scope not in PCGRAD_SCOPES:
-            raise ValueError(f"pcgrad_scope: must be one of {PCGRAD_SCOPES}, got {self.pcgrad_scope!r}")
-        for name in ("d", "blocks", "heads", "slices", "experts", "top_k", "steps", "batch", "surface_points",
-                     "volume_points", "profile_bins", "pcgrad_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)}")
-        for name in ("eval_every", "patience"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name}: must be >= 0, got {getattr(self, name)}")
+    @model_validator(mode="after")
+    def _sizes_fit_together(self):
         if self.d % self.heads:
             raise ValueError(f"heads: must divide d = {self.d}, got {self.heads}")
         if self.top_k > self.experts:
             raise ValueError(f"top_k: must be <= experts = {self.experts}, got {self.top_k}")
-        for name in ("lr", "grad_clip"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name}: must be > 0, got {getattr(self, name)}")
-        if self.weight_decay < 0:
-            raise ValueError(f"weight_decay: must be >= 0, got {self.weight_decay}")
+        return self
+
+
+def config_problem(error: ValidationError) -> str:
+    """The first fault of a TrainConfig that failed validation, as 'key: rule, got value'."""
+    first = error.errors()[0]
+    if first["type"] == "value_error":  # _sizes_fit_together: its message names the key and the value
+        return str(first["ctx"]["error"])
+    key = ".".join(map(str, first["loc"]))
+    if first["type"] == "missing":
+        return f"{key}: required key is missing"
+    return f"{key}: {first['msg'][0].lower()}{first['msg'][1:]}, got {first['input']!r}"
 
 
 ModelBuilder = Callable[[TrainConfig], nn.Module]  # the network of a config's kind and sizes, freshly initialised
@@ -109,7 +110,7 @@ class TrainedSurrogate:
         """torch.save of the config, state dict, standardizer and history."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save({"config": asdict(self.config), "state": self.model.state_dict(),
+        torch.save({"config": self.config.model_dump(), "state": self.model.state_dict(),
                     "standardizer": self.standardizer.to_dict(), "history": self.history}, path)
         return path
 
@@ -125,7 +126,7 @@ class TrainedSurrogate:
         except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, KeyError, IndexError, TypeError):
             raise InputError(f"surrogate model {path}: not a file written by torch.save (expected {expected})") from None
         if not (isinstance(saved, dict) and all(isinstance(saved.get(key), dict) for key in SAVED_KEYS)
-                and set(saved["config"]) <= {f.name for f in fields(TrainConfig)}):
+                and set(saved["config"]) <= set(TrainConfig.model_fields)):
             keys = ", ".join(map(str, saved)) if isinstance(saved, dict) else type(saved).__name__
             raise InputError(f"surrogate model {path}: a torch file of another kind (holds {keys[:120]}), "
                              f"expected {expected}")
@@ -139,7 +140,8 @@ class TrainedSurrogate:
             model.load_state_dict(saved["state"])
             standardizer = Standardizer.from_dict(saved["standardizer"])
         except (TypeError, ValueError, RuntimeError, KeyError, AttributeError) as error:
-            detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
+            detail = (config_problem(error) if isinstance(error, ValidationError)
+                      else (str(error).strip().splitlines() or [type(error).__name__])[0])[:160]
             raise InputError(f"surrogate model {path}: does not match this code's surrogate ({detail})") from None
         return cls(config, model.eval(), standardizer, saved["history"])
 

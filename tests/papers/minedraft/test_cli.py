@@ -17,7 +17,8 @@ def papers(*args):
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     folder = tmp_path_factory.mktemp("minedraft_cli")
-    for name, config, seed in (("target", TinyLMConfig(32, 1, 2, 48), 1), ("drafter", TinyLMConfig(16, 1, 2, 48), 2)):
+    for name, config, seed in (("target", TinyLMConfig(d_model=32, n_layers=1, n_heads=2, context=48), 1),
+                              ("drafter", TinyLMConfig(d_model=16, n_layers=1, n_heads=2, context=48), 2)):
         save_model(build_model(config, CHAR_VOCAB, seed), folder / name, CHAR_VOCAB, config)
     (folder / "prompts.jsonl").write_text('"def f(x):"\n{"text": "import os"}\n')
     return folder

@@ -19,7 +19,8 @@ def setup(tmp_path_factory):
     torch.set_num_threads(1)
     folder = tmp_path_factory.mktemp("minedraft_models")
     models = {}
-    for name, config, seed in (("target", TinyLMConfig(64, 2, 4, 64), 21), ("drafter", TinyLMConfig(32, 1, 2, 64), 22)):
+    for name, config, seed in (("target", TinyLMConfig(d_model=64, n_layers=2, n_heads=4, context=64), 21),
+                              ("drafter", TinyLMConfig(d_model=32, n_layers=1, n_heads=2, context=64), 22)):
         model = build_model(config, CHAR_VOCAB, seed)
         with torch.no_grad():
             model.lm_head.weight.mul_(10.0)  # sharper than init: greedy without near-ties, sampling still random

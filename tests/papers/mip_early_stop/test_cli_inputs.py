@@ -137,6 +137,7 @@ def chosen_nodes(solution: Path) -> set[int]:
     return {int(node) for node, value in values if round(float(value)) == 1}
 
 
+@pytest.mark.heavy  # six SCIP solves, full and stopped, in a child process: ~17 s
 def test_results_are_scips_own(files, tmp_path):
     f, s = files, files["stopper.pt"]
     solution = tmp_path / "mis.sol"

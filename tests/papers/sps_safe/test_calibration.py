@@ -71,7 +71,7 @@ def test_the_tuned_grids_share_one_shape_and_are_sorted():
 def _sweep(problem, sweep, seed):
     result = run_sweep(problem, sweep, x0=np.zeros(problem.A.shape[1]), f_star=0.0, epochs=3, batch=2, seed=seed,
                        trace_points=10)
-    return asdict(result) | {"methods": [asdict(m) for m in sweep], "sampling_seed": seed}
+    return asdict(result) | {"methods": [m.model_dump() for m in sweep], "sampling_seed": seed}
 
 
 def test_added_sweeps_fold_in_and_leave_the_main_rows_bit_identical():
@@ -81,7 +81,7 @@ def test_added_sweeps_fold_in_and_leave_the_main_rows_bit_identical():
     problem = HingeSVM(A, np.sign(A @ rng.normal(size=5)))
     g = Params(**profile_values(ROOT, "sps_safe", "smoke")).svm_interp
     main = [tuned_method(g, "sgd", 0.01), tuned_method(g, "sgd", 0.03), tuned_method(g, "sps_max", 1.0),
-            Method("sps_safe", 1.0)]
+            Method(rule="sps_safe", param=1.0)]
     seeds = [11, 12]
     runs = [_sweep(problem, main, s) for s in seeds]
     known = {(m.rule, m.param): calibration.grid_loss([run["rel_subopt"][r, -1] for run in runs])
@@ -126,6 +126,6 @@ def test_an_added_sweep_on_other_indices_is_refused():
     rng = np.random.default_rng(1)
     A = rng.normal(size=(20, 3)) + 1.0
     problem = HingeSVM(A, np.sign(A @ rng.normal(size=3)))
-    run, other = _sweep(problem, [Method("sgd", 0.01)], 1), _sweep(problem, [Method("sgd", 0.03)], 2)
+    run, other = _sweep(problem, [Method(rule="sgd", param=0.01)], 1), _sweep(problem, [Method(rule="sgd", param=0.03)], 2)
     with pytest.raises(ValueError, match="sample indices"):
         calibration.merge_runs(run, [other])

@@ -29,8 +29,8 @@ def small_noisy_problem(n: int = 120, d: int = 8, seed: int = 0) -> tuple[HingeS
 
 def test_ima_with_lam_zero_is_sps_safe():
     problem, x0 = small_noisy_problem()
-    result = run_sweep(problem, [Method("sps_safe", 2.0), Method("ima_sps_safe", 2.0, lam=0)], x0=x0, f_star=0.0,
-                       epochs=3, batch=4, seed=0)
+    result = run_sweep(problem, [Method(rule="sps_safe", param=2.0), Method(rule="ima_sps_safe", param=2.0, lam=0)],
+                       x0=x0, f_star=0.0, epochs=3, batch=4, seed=0)
     np.testing.assert_array_equal(result.x_final[0], result.x_final[1])
     assert ima_sps_safe_step(1.5, 3.0, 0.0, 2.0) == sps_safe_step(1.5, 3.0, 2.0)
     assert ima_sps_safe_step(1.5, 3.0, -4.0, 2.0) == 0.0  # the [.]_+ clip
@@ -39,7 +39,7 @@ def test_ima_with_lam_zero_is_sps_safe():
 @pytest.mark.parametrize("lam", [9.0, "t"])
 def test_z_minus_x_is_lam_times_the_last_move_along_a_run(lam):
     problem, x0 = small_noisy_problem()
-    methods = [Method("ima_sps_safe", 1.0, lam=lam), Method("ima", 0.01, lam=lam)]
+    methods = [Method(rule="ima_sps_safe", param=1.0, lam=lam), Method(rule="ima", param=0.01, lam=lam)]
     x_prev = np.tile(x0, (2, 1))
     for t, X, Z, _, _ in iterate(problem, methods, x0, draw_indices(problem.n, 1, 400, seed=3)):
         lam_t = t + 1.0 if lam == "t" else lam
@@ -53,8 +53,8 @@ def test_bad_settings_name_the_field():
     x = [torch.zeros(2, requires_grad=True)]
     for make, field in ((lambda: SPSSafe(x, M=0), "M"), (lambda: SPSMax(x, gamma_b=-1), "gamma_b"),
                         (lambda: IMASPSSafe(x, lam=-1), "lam"), (lambda: SPSSafe(x, weight_decay=-1), "weight_decay"),
-                        (lambda: Method("adam", 1.0), "rule"), (lambda: Method("sps_safe"), "M"),
-                        (lambda: Method("sgd", 0.1, lam=9), "lam")):
+                        (lambda: Method(rule="adam", param=1.0), "rule"), (lambda: Method(rule="sps_safe"), "M"),
+                        (lambda: Method(rule="sgd", param=0.1, lam=9), "lam")):
         with pytest.raises(ValueError, match=field):
             make()
     with pytest.raises(ValueError, match="closure"):
@@ -79,8 +79,8 @@ def test_batch_oracle_matches_the_per_sample_subgradients_and_finite_differences
 def test_iterates_never_go_below_the_lp_optimum():
     for data in (noisy(), interpolated()):
         problem = HingeSVM(data["A"], data["b"])
-        methods = [Method("sgd", 0.1), Method("sps_safe", 1.0), Method("sps_max", 10.0),
-                   Method("ima_sps_safe", 10.0, lam=9), Method("sps_plus")]
+        methods = [Method(rule="sgd", param=0.1), Method(rule="sps_safe", param=1.0), Method(rule="sps_max", param=10.0),
+                   Method(rule="ima_sps_safe", param=10.0, lam=9), Method(rule="sps_plus")]
         result = run_sweep(problem, methods, x0=data["x0"], f_star=data["f_star"], epochs=2, batch=1, seed=0,
                            losses_at_optimum=hinge_losses(data["A"], data["b"], data["x_star"]))
         assert result.objective.min() >= data["f_star"] - 1e-9
@@ -89,7 +89,7 @@ def test_iterates_never_go_below_the_lp_optimum():
 
 def test_same_seed_same_trajectories_other_seed_differs():
     problem, x0 = small_noisy_problem()
-    methods = [Method("sps_safe", 1.0), Method("ima_sps_safe", 1.0, lam=9), Method("sgd", 0.05)]
+    methods = [Method(rule="sps_safe", param=1.0), Method(rule="ima_sps_safe", param=1.0, lam=9), Method(rule="sgd", param=0.05)]
     run = lambda seed: run_sweep(problem, methods, x0=x0, f_star=0.0, epochs=3, batch=2, seed=seed)
     first, again, other = run(5), run(5), run(6)
     for key in ("objective", "step_sizes", "grad_norms", "x_final", "safeguard_fraction"):
@@ -98,10 +98,10 @@ def test_same_seed_same_trajectories_other_seed_differs():
 
 
 @pytest.mark.parametrize("method, make", [
-    (Method("sps_safe", 1.0), lambda p: SPSSafe(p, M=1.0)),
-    (Method("sps_safe", 100.0), lambda p: SPSSafe(p, M=100.0)),
-    (Method("sps_max", 0.5, c=0.5), lambda p: SPSMax(p, c=0.5, gamma_b=0.5)),
-    (Method("ima_sps_safe", 100.0, lam=9), lambda p: IMASPSSafe(p, M=100.0, lam=9)),
+    (Method(rule="sps_safe", param=1.0), lambda p: SPSSafe(p, M=1.0)),
+    (Method(rule="sps_safe", param=100.0), lambda p: SPSSafe(p, M=100.0)),
+    (Method(rule="sps_max", param=0.5, c=0.5), lambda p: SPSMax(p, c=0.5, gamma_b=0.5)),
+    (Method(rule="ima_sps_safe", param=100.0, lam=9), lambda p: IMASPSSafe(p, M=100.0, lam=9)),
 ], ids=lambda v: v.label if isinstance(v, Method) else "")
 def test_torch_optimizer_equals_the_numpy_sweep_on_a_linear_model(method, make):
     data = noisy()

@@ -24,7 +24,8 @@ def data():
 @pytest.fixture(scope="module")
 def trained(data):
     X, y = data
-    return train_classifier(X, y, EncoderConfig("attention", 3, 5, hidden=16), TrainConfig("erm", epochs=15, lr=5e-3), 0).model
+    encoder = EncoderConfig(pooling="attention", dim=3, classes=5, hidden=16)
+    return train_classifier(X, y, encoder, TrainConfig(method="erm", epochs=15, lr=5e-3), 0).model
 
 
 def support(data, generator_seed: int = 0):
@@ -37,7 +38,7 @@ def support(data, generator_seed: int = 0):
 @pytest.mark.parametrize("pooling", ["attention", "mean", "lse"])
 def test_every_ascent_step_is_feasible(data, pooling):
     torch.manual_seed(0)
-    model = WeightedSetClassifier(EncoderConfig(pooling, 3, 5, hidden=16))
+    model = WeightedSetClassifier(EncoderConfig(pooling=pooling, dim=3, classes=5, hidden=16))
     Z, y, g = support(data)
     eps, rho = 0.3 * torch.rand(len(y), generator=g), 0.5 * torch.rand(len(y), generator=g)
     a0 = clean_weights(len(y), N, M, Z)
@@ -86,18 +87,18 @@ def state(model) -> dict:
 
 def test_sw_drso_without_budget_is_erm(data):
     X, y = data
-    encoder = EncoderConfig("attention", 3, 5, hidden=16)
-    erm = train_classifier(X, y, encoder, TrainConfig("erm", epochs=2), 0).model
-    robust = train_classifier(X, y, encoder, TrainConfig("sw_drso", epochs=2, eps_max=0.0, rho_max=0.0), 0).model
+    encoder = EncoderConfig(pooling="attention", dim=3, classes=5, hidden=16)
+    erm = train_classifier(X, y, encoder, TrainConfig(method="erm", epochs=2), 0).model
+    robust = train_classifier(X, y, encoder, TrainConfig(method="sw_drso", epochs=2, eps_max=0.0, rho_max=0.0), 0).model
     for key, value in state(erm).items():
         assert torch.allclose(value, robust.state_dict()[key], atol=1e-5), key
 
 
 def test_zero_ascent_steps_is_random_weights(data):
     X, y = data
-    encoder = EncoderConfig("mean", 3, 5, hidden=16)
-    baseline = train_classifier(X, y, encoder, TrainConfig("random_weights", epochs=2), 0).model
-    zero_steps = train_classifier(X, y, encoder, TrainConfig("sw_drso", epochs=2, ascent_steps=0), 0).model
+    encoder = EncoderConfig(pooling="mean", dim=3, classes=5, hidden=16)
+    baseline = train_classifier(X, y, encoder, TrainConfig(method="random_weights", epochs=2), 0).model
+    zero_steps = train_classifier(X, y, encoder, TrainConfig(method="sw_drso", epochs=2, ascent_steps=0), 0).model
     for key, value in state(baseline).items():
         assert torch.equal(value, zero_steps.state_dict()[key]), key
 
@@ -105,9 +106,9 @@ def test_zero_ascent_steps_is_random_weights(data):
 @pytest.mark.parametrize("method", ["erm", "aug", "random_weights", "sw_drso"])
 def test_training_is_deterministic(data, method):
     X, y = data
-    encoder = EncoderConfig("attention", 3, 5, hidden=16)
-    one = train_classifier(X, y, encoder, TrainConfig(method, epochs=1), 7)
-    two = train_classifier(X, y, encoder, TrainConfig(method, epochs=1), 7)
+    encoder = EncoderConfig(pooling="attention", dim=3, classes=5, hidden=16)
+    one = train_classifier(X, y, encoder, TrainConfig(method=method, epochs=1), 7)
+    two = train_classifier(X, y, encoder, TrainConfig(method=method, epochs=1), 7)
     assert one.log == two.log
     for key, value in state(one.model).items():
         assert torch.equal(value, two.model.state_dict()[key]), key

@@ -28,7 +28,7 @@ def papers(*args: str) -> subprocess.CompletedProcess:
 def model_file(tmp_path_factory) -> Path:
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("model") / "classifier.safetensors"
-    save_classifier(path, WeightedSetClassifier(EncoderConfig("attention", 3, 5, hidden=16)), CLASSES,
+    save_classifier(path, WeightedSetClassifier(EncoderConfig(pooling="attention", dim=3, classes=5, hidden=16)), CLASSES,
                     task="A", method="sw_drso", seed=0, box=[[-1.0] * 3, [1.0] * 3])
     return path
 
