@@ -19,7 +19,7 @@ from pathlib import Path
 from flows.declaration import Paper, Stage
 from tasks.core.claims import status_word
 
-from .declarations import DeclarationError, check_stages, declarations, paper_commands
+from .declarations import DeclarationError, check_stages, declarations
 from .deps import DepsError, stage_code_deps
 
 REPORT_CODE = ("tasks/core/claims.py",)  # what `python -m stages report` runs besides the process entry
@@ -130,7 +130,6 @@ def generated(root: Path) -> dict[Path, str]:
         raise DeclarationError(f"a paper needs both its declaration and its params; missing: {', '.join(missing)}")
     for paper, declared in papers.items():
         check_stages(root, paper, declared)
-    paper_commands(root)
     return {**{root / "stages" / paper / "dvc.yaml": paper_dvc_yaml(root, paper, declared)
                for paper, declared in papers.items()},
             root / "dvc.yaml": root_dvc_yaml(root),
