@@ -4,8 +4,6 @@ projection onto C1-C3 and backtracking onto C4, EoT transformations that preserv
 to the no-EoT objective, and the three methods through a real (untrained, tiny) Transolver surrogate."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 import torch
@@ -149,7 +147,7 @@ def test_k1_identity_eot_equals_the_no_eot_objective(shape, surrogate):
 
 @pytest.mark.parametrize("method", ["eot", "no_eot", "random"])
 def test_every_method_returns_a_feasible_deterministic_result(shape, surrogate, method):
-    settings = dataclasses.replace(SETTINGS, method=method)
+    settings = SETTINGS.model_copy(update={"method": method})
     result = optimise(surrogate, shape, settings)
     assert result.method == method and result.constraints_hold
     assert result.surrogate_calls == (3 if method == "no_eot" else 6)
@@ -163,7 +161,7 @@ def test_every_method_returns_a_feasible_deterministic_result(shape, surrogate, 
 
 
 def test_gradient_descent_lowers_the_objective_it_minimises(shape, surrogate):
-    settings = dataclasses.replace(SETTINGS, method="no_eot", steps=15, lr_fraction=0.2)
+    settings = SETTINGS.model_copy(update={"method": "no_eot", "steps": 15, "lr_fraction": 0.2})
     result = optimise(surrogate, shape, settings)
     assert min(result.history) < result.history[0]
     assert np.abs(result.dP).max() > 0
