@@ -33,10 +33,11 @@ test: install
 	if [ $$started = 1 ]; then $(BIN)/papers server stop; fi; \
 	exit $$rc
 
-# No services: leaves out the slow tests and the integration ones (those using the Prefect server, the smoke
-# pipelines or a stage-running copy of the repository; tests/conftest.py marks them).
+# No services: leaves out the slow tests, the integration ones (those using the Prefect server, the smoke
+# pipelines or a stage-running copy of the repository; tests/conftest.py marks them) and the heavy ones (long
+# cases that `make test` still runs).
 test-unit: install
-	$(BIN)/python -m pytest -q -m "not slow and not integration" --timeout 900 --durations=20
+	$(BIN)/python -m pytest -q -m "not slow and not integration and not heavy" --timeout 900 --durations=20
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow

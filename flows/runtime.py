@@ -3,7 +3,7 @@
 PAPERS_TASK_RUNNER = thread (numpy/scipy release the GIL, and tasks share memory), process
 (CPU-bound work that holds the GIL, such as SCIP solves), or dask (prefect-dask; PAPERS_DASK_ADDRESS names a running
 scheduler for sweeps over several machines, else a local cluster is started).
-PAPERS_MAX_WORKERS caps threads/processes (default: the machine's cores).
+PAPERS_MAX_WORKERS caps threads/processes (default: the machine's cores; 1..MAX_WORKERS).
 """
 from __future__ import annotations
 
@@ -11,13 +11,21 @@ import os
 import threading
 import time
 
+from tasks.core.inputs import env_int
+
 RUNNERS = ("thread", "process", "dask")
+MAX_WORKERS = 1024  # a Dask LocalCluster starts each of them as a process at once
+
+
+def max_workers() -> int:
+    """PAPERS_MAX_WORKERS, else the machine's cores; a value that is no count in 1..MAX_WORKERS is an InputError."""
+    return env_int("PAPERS_MAX_WORKERS", os.cpu_count() or 1, low=1, high=MAX_WORKERS, note="threads or processes per flow")
 
 
 def task_runner(default: str = "thread"):
     """The runner PAPERS_TASK_RUNNER names, else `default` (a flow's own best choice)."""
     kind = os.environ.get("PAPERS_TASK_RUNNER", default)
-    workers = int(os.environ.get("PAPERS_MAX_WORKERS", os.cpu_count() or 1))
+    workers = max_workers()
     if kind == "thread":
         from prefect.task_runners import ThreadPoolTaskRunner
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 
+from tasks.core.inputs import InputError
 from tasks.core.io import repo_root
 
 from .environment import configure
@@ -19,7 +20,11 @@ def main(argv: list[str]) -> int:
     if argv == ["report"]:
         from .report import write_report
 
-        print(write_report(root))
+        try:
+            print(write_report(root))
+        except InputError as error:  # a claims.json that is no claims document
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         return 0
     if len(argv) != 2:
         print(USAGE, file=sys.stderr)
@@ -36,7 +41,11 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     from .warm import run_in_host
 
-    configure(repo_root())  # the host's child takes this environment, so it must be the stage's
+    try:
+        configure(repo_root())  # the host's child takes this environment, so it must be the stage's
+    except InputError as error:  # a bad PAPERS_* setting
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
 
     def failed_everywhere(child: int) -> None:
         from .lost import fail_lost_stage

@@ -33,7 +33,7 @@ from tasks.core.profiles import PROFILES
 
 from tasks.core.console import console as make_console
 from .declarations import DeclarationError, paper_commands
-from .environment import MLFLOW_UI_PORT, configure
+from .environment import configure, mlflow_ui_port
 from .report import claims_paths
 from .spec import paper_stages, papers
 
@@ -46,8 +46,18 @@ def _root() -> Path:
         return repo_root(Path(__file__).parent)
 
 
+def refuse(error: InputError) -> NoReturn:
+    """A user's mistake: its one line, then exit 2."""
+    make_console(stderr=True).print(f"[red]error:[/] {escape(str(error))}", soft_wrap=True)
+    sys.exit(2)
+
+
 ROOT = _root()
-configure(ROOT)
+try:
+    configure(ROOT)
+except InputError as error:  # a bad PAPERS_* setting: one line before any command starts
+    refuse(error)
+MLFLOW_UI_PORT = mlflow_ui_port()
 
 from . import server  # noqa: E402  (reads the environment configure() set)
 
@@ -108,8 +118,7 @@ def main() -> None:
         err_console.print(f"[red]error:[/] {escape(where + error.format_message())} (see --help)", soft_wrap=True)
         sys.exit(2)
     except InputError as error:
-        err_console.print(f"[red]error:[/] {escape(str(error))}", soft_wrap=True)
-        sys.exit(2)
+        refuse(error)
     except server.ServerError as error:
         err_console.print(f"[red]error:[/] {escape(str(error))}", soft_wrap=True)
         sys.exit(1)
@@ -400,6 +409,7 @@ def server_stop() -> None:
 @server_app.command("status")
 def server_status() -> None:
     """Exit 0 when the server answers, 1 when it does not."""
+    server.pid_file()  # a folder there is refused as `start` and `stop` refuse it
     if server.is_up():
         console.print(f"Prefect server up at {server.api_url()}")
     else:

@@ -9,8 +9,31 @@ import os
 import sys
 from pathlib import Path
 
-PREFECT_PORT = int(os.environ.get("PAPERS_PREFECT_PORT", "4200"))
-MLFLOW_UI_PORT = int(os.environ.get("PAPERS_MLFLOW_PORT", "5000"))
+from tasks.core.inputs import env_int
+
+
+def port_setting(name: str, default: int) -> int:
+    """A TCP port from the environment variable `name`; an unusable value is an InputError naming it."""
+    return env_int(name, default, low=1, high=65535, note="a TCP port")
+
+
+def prefect_port() -> int:
+    return port_setting("PAPERS_PREFECT_PORT", 4200)
+
+
+def mlflow_ui_port() -> int:
+    return port_setting("PAPERS_MLFLOW_PORT", 5000)
+
+
+def check_settings() -> None:
+    """Every PAPERS_* number a command or a stage reads, checked once at the start: a bad one is refused as one line
+    naming the variable and its value (an InputError), before any work, not deep inside a stage."""
+    from flows.runtime import max_workers
+
+    prefect_port()
+    mlflow_ui_port()
+    max_workers()
+
 
 _OFFLINE = {  # no internet here: telemetry and update checks off everywhere
     "DO_NOT_TRACK": "true",
@@ -34,15 +57,16 @@ def home_repository(root: Path) -> Path:
 
 def configure(root: Path) -> None:
     """Point Prefect at the project's one local server, with its state under .prefect/ (0700) and the
-    checkout's API credential (see prefect_auth)."""
+    checkout's API credential (see prefect_auth). The PAPERS_* settings are checked first (check_settings)."""
+    check_settings()
     for key, value in _OFFLINE.items():
         os.environ.setdefault(key, value)
     os.environ.setdefault("PREFECT_HOME", str(home_repository(root) / ".prefect"))
     if "PREFECT_API_URL" not in os.environ:  # the local server: ours to authenticate (another is the user's)
-        os.environ["PREFECT_API_URL"] = f"http://127.0.0.1:{PREFECT_PORT}/api"
+        os.environ["PREFECT_API_URL"] = f"http://127.0.0.1:{prefect_port()}/api"
         os.environ.setdefault("PREFECT_API_AUTH_STRING", prefect_auth(Path(os.environ["PREFECT_HOME"])))
     os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
-    os.environ.setdefault("PREFECT_SERVER_API_PORT", str(PREFECT_PORT))
+    os.environ.setdefault("PREFECT_SERVER_API_PORT", str(prefect_port()))
     os.environ.setdefault("PAPERS_ROOT", str(root.resolve()))
     os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
     use_this_interpreter(os.environ)

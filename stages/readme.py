@@ -10,7 +10,7 @@ import json
 from functools import partial
 from pathlib import Path
 
-from tasks.core.claims import paper_results_markdown
+from tasks.core.claims import paper_results_markdown, read_claims_file
 
 from .spec import papers
 
@@ -51,7 +51,7 @@ def committed_claims(root: Path):
     for paper in papers(root):
         path = root / "data" / paper / "claims.json"
         if path.exists():
-            yield paper, json.loads(path.read_text())
+            yield paper, read_claims_file(path)
 
 
 def write_readmes(root: Path) -> list[Path]:

@@ -27,11 +27,12 @@ from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.stage import StageContext, StageReport
 
 from . import server
+from .data_checks import BrokenInput, check_array_deps
 from .environment import home_repository
 from .flow_runs import pid_tag, stage_tags
 from .guard import StageGuard
 from .spec import StageSpec, paper_pipeline, stage_spec
-from .tracking import Tracker
+from .tracking import Tracker, TrackingError
 from .warm import caller_pid
 
 
@@ -109,7 +110,8 @@ CLOSE_TIMEOUT_S = 60
 
 
 def run_stage(root: Path, paper: str, stage: str) -> int:
-    """Exit status: 0 done, 2 invalid params, 1 any other failure (run marked FAILED); 130/143 on
+    """Exit status: 0 done, 2 invalid params, a broken array input or an MLflow store that cannot record the run
+    (one line each; no output moved into place), 1 any other failure (run marked FAILED); 130/143 on
     SIGINT/SIGTERM and 1 on a lost Prefect server, both through the StageGuard."""
     spec = stage_spec(root, paper, stage)
     # MLflow starts up in its own process while this one works; under `dvc exp run --temp` it tracks to the
@@ -137,6 +139,7 @@ def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard)
     tracker.inputs(data_deps(spec, hashes))
     status, error = 0, None
     try:
+        check_array_deps(root, spec)
         active_profile(root)
         flows = paper_pipeline(paper)
         params = load_paper_params(root, paper, profile, flows.Params)
@@ -145,6 +148,7 @@ def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard)
         tracker.tags({"device": device})
         tracker.params(params.model_dump(mode="json"))
         guard.watch(server.start())
+        tracker.check_opened()  # a store that cannot record the run, said before the flow runs where already known
         targets = [root / out for out in spec.outs]
         remove_stale_staging(targets)
         with atomic_outputs(targets) as staged:
@@ -161,8 +165,11 @@ def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard)
                 raise RuntimeError(f"{paper}-{stage}: flows/{paper}/paper.py says the stage "
                                    f"{'returns' if 'claims.json' in context.outputs else 'does not return'} claims, "
                                    f"and its flow returned {'none' if report.claims is None else 'some'}")
-            if report.claims is not None:  # the only wait on the companion before close: for the run's id
-                write_claims(context, report, tracker.run_id(timeout=CLOSE_TIMEOUT_S), dirty)
+            # The only wait on the companion before close: the run is open (its id goes into claims.json), else
+            # the store cannot record it and the outputs stay out of place.
+            run_id = tracker.run_id(timeout=CLOSE_TIMEOUT_S)
+            if report.claims is not None:
+                write_claims(context, report, run_id, dirty)
         tracker.metrics(report.metrics)
         for name, values in report.curves.items():
             tracker.curve(name, values)
@@ -171,12 +178,14 @@ def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard)
         tracker.artifacts(targets, folder="outputs")
         for name, relative in report.models.items():
             tracker.register(name, root / "data" / paper / relative, report.metrics)
-    except ParamsError as invalid:
+    except (ParamsError, BrokenInput, TrackingError) as invalid:  # a user's params, data or store: one line
         status, error = 2, str(invalid)
-        print(f"error: {invalid}", file=sys.stderr)
+        print(f"error: {invalid}", file=sys.stderr, flush=True)
     except Exception:
         status, error = 1, traceback.format_exc()
         traceback.print_exc()
     run = tracker.close(ok=status == 0, error=error, timeout=CLOSE_TIMEOUT_S)
-    print(f"[{paper}-{stage}] {'done' if status == 0 else 'FAILED'}: mlflow run {run['run_id']} (profile {profile})", flush=True)
+    if run is not None:  # None: the store could not open it, as the error line said
+        print(f"[{paper}-{stage}] {'done' if status == 0 else 'FAILED'}: mlflow run {run['run_id']} (profile {profile})",
+              flush=True)
     return status

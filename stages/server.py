@@ -18,6 +18,8 @@ from pathlib import Path
 
 import psutil
 
+from tasks.core.inputs import InputError, check_replaceable
+
 from .environment import AUTH_FILE
 
 START_TIMEOUT_S = 120
@@ -71,7 +73,14 @@ def _prefect(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def pid_file() -> Path:
-    return Path(os.environ["PREFECT_HOME"]) / "server.pid"
+    """PREFECT_HOME/server.pid, where `prefect server start --background` writes its pid: absent or a regular file,
+    else (a folder, a device, a link) an InputError naming it, which neither `prefect server start` nor `stop` gets past."""
+    path = Path(os.environ["PREFECT_HOME"]) / "server.pid"
+    try:
+        check_replaceable(path, "the Prefect server's pid file")
+    except InputError as error:
+        raise InputError(f"{error} (prefect writes the server's pid there: remove it and retry)") from None
+    return path
 
 
 def server_pid() -> int | None:
@@ -91,6 +100,7 @@ def server_pid() -> int | None:
 
 def start() -> str:
     """Start the server unless it is up; return its API URL once it answers and takes our credential."""
+    pid_file()  # `prefect server start` would trip on a folder there after its own checks
     if is_up():
         return checked_credential()
     # Ours still runs but answered slowly (a loaded machine): wait for it; a second `prefect server start` would

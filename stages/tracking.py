@@ -7,8 +7,10 @@ MLflow starts up on the other core while the stage imports its own libraries and
 companion also guards the run: if the stage process dies without closing it, the run is marked FAILED.
 
 The companion answers on its stdout with one message `{"run_id", "parent_id"}` right after it opened
-the run (the stage reads it only when it needs the id, e.g. to write it into claims.json) and one more
-when it closed the run. Messages are framed JSON (tasks/core/messages.py); the MLflow calls themselves
+the run (the stage reads it before its outputs move into place, to write the id into claims.json) and one more
+when it closed the run. A store it cannot write (read-only, locked by another process, its artifact folder
+not writable) is found when it opens the run: it answers `{"error": one line}` instead and exits, and the stage
+fails with that line before any output is in place (TrackingError). Messages are framed JSON (tasks/core/messages.py); the MLflow calls themselves
 are tasks/core/tracking.py's.
 """
 from __future__ import annotations
@@ -24,6 +26,10 @@ from typing import BinaryIO, Iterator
 
 from tasks.core import messages
 from tasks.core.io import jsonable, path_md5
+
+
+class TrackingError(RuntimeError):
+    """The store cannot record the stage's run; str(error) is the one line saying which store, why and the fix."""
 
 
 class Tracker:
@@ -70,12 +76,26 @@ class Tracker:
         self._send("open", paper=paper, invocation=invocation, inputs_hash=inputs_hash, tags=tags)
 
     def run_id(self, timeout: float | None = None) -> str:
-        """The id of the run `open` opened; blocks until the companion has opened it."""
+        """The id of the run `open` opened; blocks until the companion has opened it. A TrackingError when the
+        store could not record it."""
         answer = self._answer(1, timeout)
         if answer is None:
             raise RuntimeError("MLflow tracking did not open the run " + (
                 "(it ended; see the messages above)" if self._ended else f"within {timeout:g} s"))
+        if "error" in answer:
+            raise TrackingError(answer["error"])
         return answer["run_id"]
+
+    def check_opened(self) -> None:
+        """Without waiting: a TrackingError if the companion has already said that the store cannot record the run."""
+        answer = self._answer(1, timeout=0)
+        if answer is not None and "error" in answer:
+            raise TrackingError(answer["error"])
+
+    def refused(self) -> bool:
+        """Whether the companion answered that the store cannot record the run (so there is no run to close)."""
+        answer = self._answer(1, timeout=0)
+        return answer is not None and "error" in answer
 
     def inputs(self, datasets: dict[str, str]) -> None:
         """The stage's data deps, {path: md5 as dvc.lock records it}, as the run's input datasets."""
@@ -104,9 +124,14 @@ class Tracker:
     def register(self, name: str, path: Path, metrics: dict[str, float] | None = None) -> None:
         self._send("register", name=name, path=str(path), metrics=metrics or {})
 
-    def close(self, ok: bool, error: str | None = None, timeout: float | None = None) -> dict:
-        """Finish the run FINISHED or FAILED; returns {'run_id', 'parent_id'}; raises if tracking failed
-        (or took longer than `timeout` seconds)."""
+    def close(self, ok: bool, error: str | None = None, timeout: float | None = None) -> dict | None:
+        """Finish the run FINISHED or FAILED; returns {'run_id', 'parent_id'}, None when the store could not open it
+        (the companion has ended, having said so); raises if tracking failed (or took longer than `timeout` seconds)."""
+        if self.refused():
+            with self._lock:
+                self.process.stdin.close()
+            self.process.wait(timeout)
+            return None
         self._send("close", ok=ok, error=error)
         with self._lock:
             try:
@@ -153,11 +178,11 @@ def to_devnull(fd: int) -> None:
     os.close(null)
 
 
-def answer(answers: BinaryIO, run_id: str, parent: str) -> None:
-    """One answer to the stage; a stage that is gone (killed before it read it) costs nothing: the
-    companion still closes its run."""
+def answer(answers: BinaryIO, **fields: str) -> None:
+    """One answer to the stage ({run_id, parent_id}, or {error}); a stage that is gone (killed before it read it)
+    costs nothing: the companion still closes its run."""
     try:
-        messages.send(answers, {"run_id": run_id, "parent_id": parent})
+        messages.send(answers, fields)
     except BrokenPipeError:  # what is left in the buffer goes nowhere, so the flush at exit cannot raise either
         to_devnull(answers.fileno())
 
@@ -171,6 +196,30 @@ def stage_requests(stream: BinaryIO) -> Iterator[dict]:
         print(f"MLflow tracking: the stage's requests end in {error}", file=sys.stderr, flush=True)
 
 
+def check_artifacts_writable(root: Path, paper: str) -> None:
+    """The embedded store's artifact folder for the paper can be written: the stage's outputs are logged there
+    after they are in place, too late to fail. (A store MLFLOW_TRACKING_URI names keeps its own artifacts.)"""
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return
+    from tasks.core.tracking import artifact_root
+
+    folder = artifact_root(root) / paper
+    existing = next(path for path in (folder, *folder.parents) if path.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(f"its artifact folder {existing} is not writable")
+
+
+def unwritable_store(root: Path, error: Exception) -> str:
+    """The stage's one line for a store that cannot record its run: which store, why (the error's first line) and
+    the fix."""
+    from tasks.core.tracking import tracking_uri
+
+    why = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
+    return (f"the MLflow store {tracking_uri(root)} cannot record the stage's run ({why}); make it writable (the "
+            "folder mlflow/, its mlflow.db and artifacts/), stop the process that holds it locked, or point "
+            "MLFLOW_TRACKING_URI at a writable store, then rerun")
+
+
 def serve(root: Path) -> int:
     """The companion side: apply each request to MLflow in order."""
     answers = answer_stream()  # before MLflow loads and may print
@@ -180,7 +229,11 @@ def serve(root: Path) -> int:
     # FAILED through this companion, which ends when its input does (the stage's death included).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    client = tracking.client_for(root)
+    try:  # while the stage starts up; a failure is told when it asks to open its run
+        tracking.check_store_writable(root)  # first: MLflow retries a store it cannot open for minutes
+        client, unusable = tracking.client_for(root), None
+    except Exception as error:  # noqa: BLE001
+        client, unusable = None, error
     experiment = run_id = parent = started = None
     tags: dict[str, str] = {}
     claims: dict | None = None  # the claims.json the stage wrote, read for the run's description
@@ -198,10 +251,17 @@ def serve(root: Path) -> int:
         op = request["op"]
         if op == "open":
             tags = request["tags"]
-            experiment = tracking.experiment_id(client, request["paper"], root)
-            parent = tracking.parent_run(client, experiment, request["invocation"], tags)
-            run_id, started = tracking.stage_run(client, experiment, parent, request["inputs_hash"], tags)
-            answer(answers, run_id, parent)
+            try:
+                if unusable is not None:
+                    raise unusable
+                experiment = tracking.experiment_id(client, request["paper"], root)
+                check_artifacts_writable(root, request["paper"])
+                parent = tracking.parent_run(client, experiment, request["invocation"], tags)
+                run_id, started = tracking.stage_run(client, experiment, parent, request["inputs_hash"], tags)
+            except Exception as error:  # noqa: BLE001 - read-only, locked, not ours: the stage says it in one line
+                answer(answers, error=unwritable_store(root, error))
+                return 2
+            answer(answers, run_id=run_id, parent_id=parent)
             tracking.set_tags(client, run_id, {tracking.NOTE: tracking.stage_description(tags, "running")})
         elif op == "inputs":
             tracking.log_datasets(client, run_id, request["datasets"], context="input")
@@ -224,7 +284,7 @@ def serve(root: Path) -> int:
             tracking.register_model(client, run_id, request["name"], Path(request["path"]), request.get("metrics"))
         elif op == "close":
             close(request["ok"], request["error"])
-            answer(answers, run_id, parent)
+            answer(answers, run_id=run_id, parent_id=parent)
             return 0
     if run_id is not None:  # the stage process ended without closing its run
         close(False, "the stage process ended without closing its run")

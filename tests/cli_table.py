@@ -59,11 +59,13 @@ class Result:
     stderr: str
 
 
-def run_rows(rows: list[Row], cwd: Path = ROOT, memory_mb: int = MEMORY_LIMIT_MB, timeout: float = 600) -> list[Result]:
-    """Run every row in one child process limited to `memory_mb` of address space."""
+def run_rows(rows: list[Row], cwd: Path = ROOT, memory_mb: int = MEMORY_LIMIT_MB, timeout: float = 600,
+             env: dict[str, str] | None = None) -> list[Result]:
+    """Run every row in one child process limited to `memory_mb` of address space (environment: `env`, else a
+    stage's)."""
     payload = json.dumps([{"args": list(row.args)} for row in rows])
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(memory_mb)], input=payload, cwd=cwd, env=stage_env(ROOT),
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(memory_mb)], input=payload, cwd=cwd,
+                          env=env if env is not None else stage_env(ROOT), capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"the table's process died (exit {done.returncode}):\n{done.stderr[-3000:]}"
     return [Result(**result) for result in json.loads(done.stdout)]
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_choice, check_count, check_not_link, check_number, check_range, read_text
+from tasks.core.inputs import (InputError, check_choice, check_count, check_not_link, check_number, check_range, parse_json,
+                               read_json, read_text)
 
 from .paper import PAPER
 
@@ -38,10 +39,10 @@ def read_model_meta(folder: Path) -> dict:
     if not meta_path.is_file():
         raise InputError(f"--model {folder}: no tiny_lm.json (expected a tiny LM saved by tasks.lm.save_model)")
     try:
-        meta = json.loads(read_text(meta_path, "--model", 16 * 2**20))
+        meta = read_json(meta_path, "--model", 16 * 2**20)
         config, symbols = meta["config"], meta["symbols"]
         d_model, context = int(config["d_model"]), int(config["context"])
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError):  # an InputError of read_json too
         raise InputError(f"--model {meta_path}: not a tiny_lm.json (needs 'symbols' and 'config' with d_model, "
                          f"context)") from None
     if not (folder / "model.safetensors").is_file():
@@ -60,10 +61,7 @@ def read_texts(path: Path) -> str:
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(f"--data {path} line {number}: not JSON ({error.msg}); expected {{\"text\": \"...\"}}") from None
+        row = parse_json(line, f"--data {path} line {number}", expected='{"text": "..."}')
         if not isinstance(row, dict) or not isinstance(row.get("text"), str):
             raise InputError(f"--data {path} line {number}: expected an object with a string 'text', got {line[:60]!r}")
         parts.append(row["text"])

@@ -1,4 +1,6 @@
-"""Summaries of the three testbeds for the claims and plots (medians over inits, means over seeds)."""
+"""Summaries of the three testbeds for the claims and plots (medians over inits, means over seeds), with the
+per-unit values the claims' intervals resample: per-init excess curves (`curves`, kept out of summary.json) and
+finals, per-init condition numbers, per-seed eval curves at each method's best point."""
 from __future__ import annotations
 
 import math
@@ -21,15 +23,26 @@ def best_points(runs: list[dict]) -> dict[str, tuple[float, float]]:
     return {m: (lr, scale) for m, (_, lr, scale) in best.items()}
 
 
+def runs_by_key(runs: list[dict]) -> dict[str, list[dict]]:
+    """optimizer.method -> its runs in init order: every method starts from the same inits, so the i-th runs of two
+    methods are a pair (C1's units)."""
+    groups = {}
+    for run in sorted(runs, key=lambda r: r["init"]):
+        groups.setdefault(f"{run['optimizer']}.{run['method']}", []).append(run)
+    return groups
+
+
+def per_init_curves(runs: list[dict]) -> dict[str, list[list[float]]]:
+    """optimizer.method -> its excess-loss curves in init order."""
+    return {key: [r["excess"] for r in mine] for key, mine in runs_by_key(runs).items()}
+
+
 def summarize_synthetic(runs: list[dict]) -> dict:
     out = {}
-    for optimizer in dict.fromkeys(r["optimizer"] for r in runs):
-        for method in dict.fromkeys(r["method"] for r in runs):
-            mine = [r for r in runs if r["optimizer"] == optimizer and r["method"] == method]
-            curves = np.array([r["excess"] for r in mine])
-            out[f"{optimizer}.{method}"] = {"median_curve": np.median(curves, 0).tolist(),
-                                            "final_median": float(np.median(curves[:, -1])),
-                                            "lrs": [r["lr"] for r in mine]}
+    for key, mine in runs_by_key(runs).items():
+        curves = np.array([r["excess"] for r in mine])
+        out[key] = {"median_curve": np.median(curves, 0).tolist(), "final_median": float(np.median(curves[:, -1])),
+                    "finals": curves[:, -1].tolist(), "lrs": [r["lr"] for r in mine]}
     return out
 
 
@@ -47,7 +60,8 @@ def summarize_finetuning(params: Params, runs: list[dict]) -> dict:
     best = best_points(runs)
     out = {}
     for method in params.finetune.methods:
-        at_best = [r for r in runs if r["method"] == method and (r["lr"], r["scale"]) == best[method]]
+        at_best = sorted((r for r in runs if r["method"] == method and (r["lr"], r["scale"]) == best[method]),
+                         key=lambda r: r["seed_index"])
         steps = [s for s, _ in at_best[0]["evals"]]
         complete = [r for r in at_best if len(r["evals"]) == len(steps)]
         curve = np.mean([[v for _, v in r["evals"]] for r in complete], axis=0)
@@ -55,13 +69,19 @@ def summarize_finetuning(params: Params, runs: list[dict]) -> dict:
         best_value = min(r["final_eval"] for r in grid)
         out[method] = {"lr": best[method][0], "scale": best[method][1], "seeds": len(at_best),
                        "final_mean": float(np.mean([r["final_eval"] for r in at_best])),
-                       "steps": steps, "mean_curve": curve.tolist(),
+                       "steps": steps, "mean_curve": curve.tolist(), "seed_curves": seed_curves(at_best, steps),
                        "median_step_s": float(np.median([t for r in runs if r["method"] == method
                                                          for t in r["step_times"]])),
                        "robust_fraction": float(np.mean([r["final_eval"] <= (1 + ROBUST_WITHIN) * best_value
                                                          for r in grid])),
                        "grid": [{"lr": r["lr"], "scale": r["scale"], "final_eval": r["final_eval"]} for r in grid]}
     return out
+
+
+def seed_curves(at_best: list[dict], steps: list[int]) -> list[list[float]]:
+    """The eval curves of a method's seeds at its best point, in seed order (seed k gives every method the same init
+    and batches: C3's pairs); a run that diverged stays at inf from its divergence on."""
+    return [[v for _, v in r["evals"]] + [math.inf] * (len(steps) - len(r["evals"])) for r in at_best]
 
 
 def steps_to_reach(steps: list[int], curve: list[float], target: float) -> int | None:
@@ -76,4 +96,5 @@ def summarize(params: Params, synthetic: list[dict], conditioning: dict, finetun
     flat |= {f"C.{m}.{field}": row[field] for m, row in C.items()
              for field in ("final_mean", "median_step_s", "robust_fraction", "lr", "scale")}
     flat |= {"C.step_ratio_alternating": timing["ratio"]}
-    return {"A": A, "B": B, "C": C, "timing": timing, "flat": flat, "c1_from_step": C1_FROM_STEP}
+    return {"A": A, "B": B, "C": C, "timing": timing, "flat": flat, "c1_from_step": C1_FROM_STEP,
+            "curves": per_init_curves(synthetic)}

@@ -92,12 +92,11 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
              **evaluate_run(splits / split_name(k, s), models, run_label(method, k, s), x, y)}
             for method, k, s in runs(params)]
     ks = [sweep.k for sweep in params.sweeps]
-    checked = paper_claims(rows, params.gate_k, ks, params.decide_claims)
+    checked = paper_claims(rows, params.gate_k, ks, params.decide_claims, params.seed)
     gate = params.gate_k
     headline = {f"{m}.{r}": float(by_seed(rows, m, gate, f"{r}_error").mean())
                 for m, r in ((CE, "head"), (CE, "svm"), (DDSVM, "svm"), (DDSVM, "head"))}
     headline |= {f"{m}.margin_mean": float(by_seed(rows, m, gate, "margin_mean").mean()) for m in (CE, DDSVM)}
-    headline = headline
     write_csv(context.out("results.csv"), [{k: v for k, v in r.items() if k != "log"} for r in rows])
     folder = context.out("plots")
     gate_methods = next(s.methods for s in params.sweeps if s.k == gate)

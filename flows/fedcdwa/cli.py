@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError
+from tasks.core.inputs import InputError, check_count
 from tasks.core.params import ParamsError, validate
 
 from .config import MAX_EPOCHS, MAX_ROUNDS, METHOD_NAMES, FedConfig
@@ -23,6 +23,12 @@ app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
 ENGINES = ("inprocess", "flower")
 MAX_CLIENTS, MAX_FLOWER_CLIENTS = 1000, 32
+# A run's work, estimated before it starts and refused past these (a bound on the time, known at once, that does not
+# depend on the machine's load as a time limit would, and never a half-trained result): each client's round costs a
+# model copy, its prototypes and their aggregation (~15 ms here), each sample pass (a sample through the model once,
+# in a local or a personal epoch) ~50 us. At the limits a run takes about 5 and 8 minutes on 2 cores.
+MAX_CLIENT_ROUNDS = 20_000  # clients x rounds: 1,000 clients for 20 rounds, the default 10 for 1,000
+MAX_SAMPLE_PASSES = 10_000_000  # training samples x (E + E_p) x rounds
 OPTION = {"method": "--method", "rounds": "--rounds", "local_epochs": "--local-epochs",
           "personal_epochs": "--local-epochs"}  # FedConfig's field -> the option that sets it (E_p = E)
 
@@ -57,6 +63,16 @@ def check_options(clients: int, alpha: float, engine: str, seed: int, data: Path
         raise InputError(f"--seed: must be >= 0, got {seed}")
 
 
+def check_work(cfg: FedConfig, clients: int, samples: int | None = None) -> None:
+    """The run's estimated work within MAX_CLIENT_ROUNDS and MAX_SAMPLE_PASSES (samples: once the data is read)."""
+    check_count(f"--clients x --rounds ({clients:,} x {cfg.rounds:,}; lower either)", clients * cfg.rounds,
+                MAX_CLIENT_ROUNDS, " client rounds")
+    if samples is not None:
+        epochs = cfg.local_epochs + cfg.personal_epochs
+        check_count(f"--rounds x 2 --local-epochs x training samples ({cfg.rounds:,} x {epochs} x {samples:,}; lower "
+                    "--rounds or --local-epochs)", cfg.rounds * epochs * samples, MAX_SAMPLE_PASSES, " sample passes")
+
+
 @app.command()
 def simulate(
     clients: int = typer.Option(10, help=f"K clients of the digits federation (1..{MAX_CLIENTS}; ignored with --data)."),
@@ -74,9 +90,12 @@ def simulate(
     """Run one federated training and print global and personalised accuracy and bytes per round."""
     cfg = run_config(method, rounds, local_epochs)
     check_options(clients, alpha, engine, seed, data)
+    if data is None:
+        check_work(cfg, clients)
     from .data import csv_federation, digits_federation, digits_partition
 
     federation = csv_federation(data, seed) if data is not None else digits_federation(digits_partition(clients, alpha, seed))
+    check_work(cfg, len(federation.clients), sum(len(client.y_train) for client in federation.clients))
     if engine == "flower" and len(federation.clients) > MAX_FLOWER_CLIENTS:
         raise InputError(f"--data {data}: {len(federation.clients)} clients, the flower engine takes at most "
                          f"{MAX_FLOWER_CLIENTS} here")

@@ -99,11 +99,10 @@ def train(params: Params, context: StageContext) -> StageReport:
 def evaluate(params: Params, context: StageContext) -> StageReport:
     records = [json.loads(p.read_text()) for p in sorted(context.data("runs").glob("*.json"))]
     table = summaries.summarize(records)
-    claims = paper_claims(table, params.alphas, decide=params.decide_claims)
+    claims = paper_claims(table, params.alphas, params.decide_claims, params.seed)
     smallest = min(params.alphas)
-    headline = {"None": {f"{label}.global_a{smallest:g}": summaries.value(table, label, smallest, "global_mean")
-                   for label in ("fedcdwa", "fedavg")}, "None": {f"{label}.personal_a{smallest:g}": summaries.value(table, label, smallest, "personal_mean")
-           for label in ("fedcdwa", "fedavg")}}
+    headline = {f"{label}.{accuracy}_a{smallest:g}": summaries.value(table, label, smallest, f"{accuracy}_mean")
+                for accuracy in ("global", "personal") for label in ("fedcdwa", "fedavg")}
     write_csv(context.out("summary.csv"), summaries.rows(table))
     folder = context.out("plots")
     plots.accuracy_vs_alpha(table, folder / "accuracy_vs_alpha.png")

@@ -1,5 +1,5 @@
 """Per (method label, alpha) summaries over seeds: means with 95 % t intervals of global and personalised accuracy,
-communication bytes per round, wall time."""
+the per-seed accuracies by seed index (the claims pair them), communication bytes per round, wall time."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,6 +30,7 @@ def summarize(records: list[dict]) -> dict[tuple[str, float], dict]:
         p_mean, p_ci = interval([r["personal_accuracy"] for r in rs])
         table[key] = {"label": key[0], "alpha": key[1], "seeds": len(rs), "global_mean": g_mean, "global_ci95": g_ci,
                       "personal_mean": p_mean, "personal_ci95": p_ci,
+                      "seed_indices": [r["seed_index"] for r in rs],
                       "global_by_seed": [r["global_accuracy"] for r in rs],
                       "personal_by_seed": [r["personal_accuracy"] for r in rs],
                       "bytes_up_per_round": float(np.mean([r["bytes_up_per_round"] for r in rs])),

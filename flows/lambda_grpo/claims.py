@@ -1,14 +1,20 @@
-"""lambda_grpo claim checks C1-C4 of spec §6.3, fixed before any result (not tuned).
+"""lambda_grpo claim checks C1-C4 of spec §6.3, fixed before any result (not tuned), decided by the one rule of
+tasks/core/claims.py: C1 exact, C2 on a t-interval over seeds, C3 on a paired bootstrap over seeds, C4 on the
+timing repeats.
 
 The precondition (mean initial greedy validation accuracy of the SFT policies in [0.10, 0.85]) gates C3 and
-C4's meaning: outside it C3 is inconclusive (passed None). C3 is also inconclusive, decided here before any
-run, when GRPO's mean curve reaches 0.95 A* already at step 0 (no rise to be faster to).
+C4's meaning: outside it C3 is inconclusive. C3 is also inconclusive, decided here before any run, when GRPO's
+mean curve reaches 0.95 A* already at step 0 (no rise to be faster to).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from tasks.core.claims import Claim, decided, not_run
+from tasks.core.claims import (Claim, Gate, Verdict, bootstrap_interval, decide, exact, median_interval, on_interval,
+                               t_interval)
+from tasks.core.seeding import derive_seed
 
 from .experiments import rl_settings
 from .params import Params
@@ -19,6 +25,24 @@ C2_FRACTION = 0.90
 C3_PEAK_FRACTION, C3_SPEEDUP, C3_PEAK_SLACK = 0.95, 0.75, 0.01
 C4_FACTOR = 1.10
 PRECONDITION = (0.10, 0.85)
+MIN_TIMING_REPEATS = 9  # with fewer, the order-statistic interval of a median spans the whole sample
+BOOTSTRAP_SEED = 0
+
+
+def all_hold(parts: dict[str, Verdict]) -> Verdict:
+    """A claim of several conditions: fail when one fails, pass when all pass, inconclusive otherwise. The first
+    part is the claim's statistic (`ours`): its interval stands for the claim."""
+    words = {verdict.word for verdict in parts.values()}
+    word = "fail" if "fail" in words else "pass" if words == {"pass"} else "inconclusive"
+    return Verdict(word, "; ".join(f"{name}: {verdict.reason}" for name, verdict in parts.items()),
+                   next(iter(parts.values())).interval)
+
+
+def on_timings(values: list[float], gate: Gate, what: str) -> Verdict:
+    """A timing's median over repeats against its gate; inconclusive with fewer repeats than an interval needs."""
+    if len(values) < MIN_TIMING_REPEATS:
+        return Verdict("inconclusive", f"fewer than {MIN_TIMING_REPEATS} repeats ({what}: {len(values)})")
+    return on_interval(median_interval(values, what), gate)
 
 
 def primary_runs(params: Params, runs: list[dict]) -> dict[str, list[dict]]:
@@ -42,59 +66,103 @@ def auc(curve: np.ndarray) -> float:
     return float(np.trapezoid(curve) / max(len(curve) - 1, 1))
 
 
-def claim_c1(identity: dict, decide: bool) -> Claim:
+def claim_c1(identity: dict, deciding: bool) -> Claim:
     worst = max(identity["grpo_vs_prm"], identity["lambda_grpo_vs_prm_without_frequency"])
     return Claim("C1", f"float64 gradient of GRPO (token-mean, mu = 1, beta = 0) = gradient of the PRM form "
                        f"-(1/N_tok) sum_lambda |lambda| A(lambda) sum_t log pi, and lambda-GRPO = the same without "
                        f"|lambda|, relative error <= {C1_TOL:g} ({identity['groups']} groups)",
-                 "exact equivalence (main theorem)", worst, C1_TOL, decided(worst <= C1_TOL, decide, worst),
+                 "exact equivalence (main theorem)", worst, C1_TOL,
+                 decide(lambda: exact(worst <= C1_TOL, f"an identity: the largest float64 relative error {worst:.2g} "
+                                                       f"over {identity['groups']} groups <= {C1_TOL:g}"), deciding),
                  identity | {"setting": f"{identity['groups']} groups sampled from the seed-0 SFT policy"})
 
 
-def claim_c2(runs: list[dict], decide: bool) -> Claim:
-    groups = sum(s["groups"] for r in runs for s in r["steps"])
-    nontrivial = sum(s["nontrivial_groups"] for r in runs for s in r["steps"])
-    fraction = nontrivial / groups if groups else None
-    return Claim("C2", f"fraction of RL groups with a process set 1 < |lambda| < G after the prompt >= {C2_FRACTION:g}",
-                 "99.8%+ of groups", fraction, C2_FRACTION,
-                 decided(fraction is not None and fraction >= C2_FRACTION, decide, fraction),
-                 {"groups": groups, "nontrivial_groups": nontrivial, "setting": "every RL group of every run"})
+def seed_fractions(runs: list[dict]) -> list[float]:
+    """Per seed, the fraction of its RL groups (every method and setting) with a non-trivial process set: the runs
+    of one seed share its SFT policy, so the seed is the unit."""
+    seeds = sorted({r["seed_index"] for r in runs})
+    counts = [[(s["nontrivial_groups"], s["groups"]) for r in runs if r["seed_index"] == k for s in r["steps"]]
+              for k in seeds]
+    return [sum(n for n, _ in rows) / sum(g for _, g in rows) for rows in counts]
 
 
-def claim_c3(by_method: dict[str, list[dict]], precondition_ok: bool, decide: bool) -> Claim:
+def claim_c2(runs: list[dict], deciding: bool) -> Claim:
+    fractions = seed_fractions(runs)
+    # each seed's fraction is a mean over thousands of groups, close to normal: a t-interval over the seeds
+    return Claim("C2", f"fraction of RL groups with a process set 1 < |lambda| < G after the prompt >= {C2_FRACTION:g} "
+                       "(mean over seeds)",
+                 "99.8%+ of groups", float(np.mean(fractions)), C2_FRACTION,
+                 decide(lambda: on_interval(t_interval(fractions, "seeds"), Gate(low=C2_FRACTION)), deciding),
+                 {"seeds": len(fractions), "fraction_per_seed": fractions,
+                  "groups": sum(s["groups"] for r in runs for s in r["steps"]),
+                  "nontrivial_groups": sum(s["nontrivial_groups"] for r in runs for s in r["steps"]),
+                  "setting": "every RL group of every run"})
+
+
+def speed_ratio(pairs: np.ndarray, steps: list[int]) -> float:
+    """pairs [seeds, (GRPO, lambda-GRPO), evaluations] of greedy accuracy: the steps lambda-GRPO's mean curve takes to
+    reach 0.95 x GRPO's mean peak over the steps GRPO's takes; inf when it never does, nan when GRPO is there at
+    step 0 (no rise to compare speeds on)."""
+    grpo, lam = pairs[:, 0].mean(0), pairs[:, 1].mean(0)
+    level = C3_PEAK_FRACTION * grpo.max()
+    s_grpo, s_lam = first_reach(grpo, steps, level), first_reach(lam, steps, level)
+    if not s_grpo:
+        return math.nan
+    return math.inf if s_lam is None else s_lam / s_grpo
+
+
+def peak_margin(pairs: np.ndarray) -> float:
+    """lambda-GRPO's mean-curve peak minus GRPO's (A*)."""
+    return float(pairs[:, 1].mean(0).max() - pairs[:, 0].mean(0).max())
+
+
+def claim_c3(by_method: dict[str, list[dict]], precondition_ok: bool, deciding: bool) -> Claim:
     steps = [e["step"] for e in by_method["grpo"][0]["evals"]]
-    mean = {m: curves(by_method[m], "greedy").mean(0) for m in METHODS}
+    pairs = np.stack([curves(by_method[m], "greedy") for m in METHODS], axis=1)  # seed k: the same SFT policy
+    mean = {m: pairs[:, i].mean(0) for i, m in enumerate(METHODS)}
     a_star = float(mean["grpo"].max())
     level = C3_PEAK_FRACTION * a_star
     s = {m: first_reach(mean[m], steps, level) for m in METHODS}
-    lam_peak = float(mean["lambda_grpo"].max())
-    ratio = None if s["lambda_grpo"] is None or not s["grpo"] else s["lambda_grpo"] / s["grpo"]
-    peak_ok = lam_peak >= a_star - C3_PEAK_SLACK
-    speed_ok = s["lambda_grpo"] is not None and s["lambda_grpo"] <= C3_SPEEDUP * s["grpo"]
-    inconclusive = None if precondition_ok else "precondition (initial greedy accuracy) not met"
-    if inconclusive is None and s["grpo"] == 0:
-        inconclusive = "GRPO's mean curve is within 5% of its peak at step 0: no rise to compare speeds on"
-    verdict = not_run(inconclusive) if inconclusive else decided(speed_ok and peak_ok, decide, a_star)
-    paired = [auc(a) > auc(b) for a, b in zip(curves(by_method["lambda_grpo"], "greedy"),
-                                              curves(by_method["grpo"], "greedy"))]
+    ratio = speed_ratio(pairs, steps)
+
+    def verdict() -> Verdict:
+        if not precondition_ok:
+            return Verdict("inconclusive", "precondition (initial greedy accuracy in "
+                                           f"[{PRECONDITION[0]:g}, {PRECONDITION[1]:g}]) not met")
+        if s["grpo"] == 0:
+            return Verdict("inconclusive", "GRPO's mean curve is within 5% of its peak at step 0: no rise to compare "
+                                           "speeds on")
+        seed = derive_seed(BOOTSTRAP_SEED, "bootstrap", "C3")
+        speed = bootstrap_interval([pairs], lambda p: speed_ratio(p, steps), seed, "seeds")
+        peak = bootstrap_interval([pairs], peak_margin, seed, "seeds")
+        return all_hold({"speed": on_interval(speed, Gate(high=C3_SPEEDUP)),
+                         "peak": on_interval(peak, Gate(low=-C3_PEAK_SLACK))})
+
+    paired = [auc(a) > auc(b) for a, b in zip(pairs[:, 1], pairs[:, 0])]
     tests = {m: [r["test_at_best"] for r in by_method[m]] for m in METHODS}
     return Claim("C3", f"lambda-GRPO reaches {C3_PEAK_FRACTION:g} x GRPO's peak A* (mean greedy val curve over seeds) "
                        f"in <= {C3_SPEEDUP:g} x GRPO's steps, and its peak >= A* - {C3_PEAK_SLACK:g}",
-                 "~2x faster to peak; higher accuracy (qualitative, Fig./Table not read)", ratio, C3_SPEEDUP,
-                 verdict,
-                 {"a_star": a_star, "level": level, "steps_to_level": s, "lambda_grpo_peak": lam_peak,
-                  "speed_ok": speed_ok, "peak_ok": peak_ok, "inconclusive": inconclusive,
-                  "seeds": len(paired), "seeds_lambda_auc_larger": int(sum(paired)),
+                 "~2x faster to peak; higher accuracy (qualitative, Fig./Table not read)",
+                 ratio if math.isfinite(ratio) else None, C3_SPEEDUP, decide(verdict, deciding),
+                 {"a_star": a_star, "level": level, "steps_to_level": s, "lambda_grpo_peak": float(mean["lambda_grpo"].max()),
+                  "peak_margin": peak_margin(pairs), "seeds": len(paired),
+                  "steps_to_level_per_seed": {m: [first_reach(c, steps, level) for c in pairs[:, i]]
+                                              for i, m in enumerate(METHODS)},
+                  "seeds_lambda_auc_larger": int(sum(paired)),
                   "test_at_best_val": tests, "test_mean": {m: float(np.mean(v)) for m, v in tests.items()},
                   "setting": "primary RL setting, greedy validation accuracy"})
 
 
-def claim_c4(by_method: dict[str, list[dict]], decide: bool) -> Claim:
-    medians = {m: float(np.median([s["wall_time_s"] for r in by_method[m] for s in r["steps"]])) for m in METHODS}
-    ratio = medians["lambda_grpo"] / medians["grpo"]
-    return Claim("C4", f"median wall time per RL step of lambda-GRPO <= {C4_FACTOR:g} x GRPO's",
-                 "negligible impact on training time", ratio, C4_FACTOR, decided(ratio <= C4_FACTOR, decide, ratio),
-                 {"median_step_s": medians, "setting": "primary RL setting, every step of every seed"})
+def claim_c4(by_method: dict[str, list[dict]], deciding: bool) -> Claim:
+    # the two methods of a seed run side by side and meet the same load: the seed is the timing repeat
+    medians = {m: [float(np.median([s["wall_time_s"] for s in r["steps"]])) for r in by_method[m]] for m in METHODS}
+    ratios = [lam / grpo for grpo, lam in zip(medians["grpo"], medians["lambda_grpo"])]
+    return Claim("C4", f"median wall time per RL step of lambda-GRPO <= {C4_FACTOR:g} x GRPO's (median over seeds of "
+                       "the per-seed ratio)",
+                 "negligible impact on training time", float(np.median(ratios)), C4_FACTOR,
+                 decide(lambda: on_timings(ratios, Gate(high=C4_FACTOR), "seeds run side by side"), deciding),
+                 {"seeds": len(ratios), "ratio_per_seed": ratios, "median_step_s_per_seed": medians,
+                  "setting": "primary RL setting, every step of every seed"})
 
 
 def summarize(params: Params, by_method: dict[str, list[dict]], sft: list[dict]) -> dict:
@@ -126,6 +194,6 @@ def claims(params: Params, runs: list[dict], sft: list[dict], identity: dict) ->
     precondition_ok = low <= summary["initial_greedy_val"] <= high
     summary["precondition"] = {"initial_greedy_val": summary["initial_greedy_val"], "range": [low, high],
                                "met": precondition_ok}
-    decide = params.decide_claims
-    return [claim_c1(identity, decide), claim_c2(runs, decide), claim_c3(by_method, precondition_ok, decide),
-            claim_c4(by_method, decide)], summary
+    deciding = params.decide_claims
+    return [claim_c1(identity, deciding), claim_c2(runs, deciding), claim_c3(by_method, precondition_ok, deciding),
+            claim_c4(by_method, deciding)], summary

@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_choice, check_count, check_range, read_text
+from tasks.core.inputs import InputError, check_choice, check_count, check_range, parse_json, read_text
 
 from .paper import PAPER
 
@@ -28,10 +28,7 @@ METHOD_CHOICES = ("both", "grpo", "lambda_grpo")
 def parse_completion(line: str, number: int, path: Path) -> tuple[list, float | None]:
     """One line: a JSON list of token ids, or {"tokens": [...]} / {"text": "..."} with an optional "reward"."""
     where = f"GROUP {path} line {number}"
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise InputError(f"{where}: not JSON ({error.msg}); expected a list of token ids or an object") from None
+    row = parse_json(line, where, expected="a list of token ids or an object")
     reward = None
     if isinstance(row, dict):
         unknown = set(row) - {"tokens", "text", "reward"}

@@ -171,8 +171,8 @@ def load_runs(folder: Path) -> list[dict]:
 @flow(name="limuon-evaluate")
 def evaluate(params: Params, context: StageContext) -> StageReport:
     runs = load_runs(context.data("runs"))
-    decide = params.decide_claims
-    checked = [claims.memory_claim(runs, decide), claims.matls_claim(runs, decide), claims.charlm_claim(runs, decide)]
+    deciding = params.decide_claims
+    checked = [claims.memory_claim(runs, deciding), claims.matls_claim(runs, deciding), claims.charlm_claim(runs, deciding)]
     metrics = claims.summary_metrics(runs) | {f"claim.{c.id}.ours": c.ours for c in checked if c.ours is not None}
     folder = context.out("plots")
     plots.loss_curves(runs, folder / "loss_curves.png")

@@ -1,28 +1,96 @@
-"""metadistill claim checks C1-C3 of spec §6 on the per-function summaries (summaries.py)."""
+"""metadistill claim checks C1-C3 of spec §6 on the per-function summaries and the per-seed precisions
+(summaries.py).
+
+C1 and C2 are statements about the fixed suite of BBOB functions; what varies from run to run are the seeds (IOH
+instance k + 1 with one sampling seed, shared by every variant). So each is decided on a bootstrap 95% interval that
+resamples the seeds within each function, a seed's values of all variants together (paired), the functions fixed
+(tasks/core/claims.py); the statistic is recomputed from the per-function means over the resampled seeds.
+"""
 from __future__ import annotations
 
 import math
 
-from tasks.core.claims import Claim, decided, not_run
+import numpy as np
 
-from .summaries import at_dim, average_ranks, median_log_ratio, precisions, wins
+from tasks.core.claims import Claim, Gate, Verdict, bootstrap_interval, decide, not_run, on_interval
+from tasks.core.seeding import derive_seed
+
+from .summaries import at_dim, average_ranks, count_wins, median_log10_ratio, median_log_ratio, precisions, rank_means, wins
 from .variants import BASELINE, TEACHER, md
 
 # THE CLAIM CHECK (spec §6), fixed by the spec before any run
 C1_WINS_OF_24, C1_LOG_RATIO = 14, 0.0
 C2_MARGIN = 0.1
 C2_VARIANTS = (BASELINE, md(0), md(1))
+UNITS = "seeds per function (paired across variants)"
+WORSE_FIRST = ("fail", "inconclusive", "pass")
 
 
-def claim_c1(rows: list[dict], dim: int, names: list[str], decide: bool) -> Claim:
+def function_samples(seeds: dict, dim: int, names: tuple[str, ...]) -> list[np.ndarray]:
+    """One (seeds, len(names)) array of final precisions per BBOB function at `dim`, in fid order."""
+    return [np.stack([by_name[name] for name in names], 1) for (d, _), by_name in sorted(seeds.items()) if d == dim]
+
+
+def function_means(samples: tuple[np.ndarray, ...]) -> np.ndarray:
+    """(functions, variants): each function's mean precision over its seeds (every function has as many)."""
+    return np.stack(samples).mean(1)
+
+
+def md_wins(*samples: np.ndarray) -> float:
+    """Functions on which md_j0 (column 0) has the lower mean precision than the baseline (column 1)."""
+    means = function_means(samples)
+    return float(count_wins(means[:, 0], means[:, 1]))
+
+
+def md_log_ratio(*samples: np.ndarray) -> float:
+    means = function_means(samples)
+    return median_log10_ratio(means[:, 0], means[:, 1])
+
+
+def ssft_rank_gain(*samples: np.ndarray) -> float:
+    """md_j1's average rank less md_j0's among (baseline, md_j0, md_j1) (the columns in that order)."""
+    ranks = rank_means(function_means(samples))
+    return float(ranks[2] - ranks[1])
+
+
+def worst_part(parts: dict[str, Verdict]) -> tuple[str, Verdict]:
+    """A claim that holds where every part holds: a failing part decides it, else a straddling one, else it passes;
+    among parts of one verdict the first listed decides (list the headline or the worst part first)."""
+    name = min(parts, key=lambda part: WORSE_FIRST.index(parts[part].word))
+    passing = sum(verdict.word == "pass" for verdict in parts.values())
+    deciding = parts[name]
+    return name, Verdict(deciding.word, f"{name} decides ({passing} of {len(parts)} parts pass): {deciding.reason}",
+                         deciding.interval)
+
+
+def part_record(verdict: Verdict) -> dict:
+    return {"verdict": verdict.word, "low": verdict.interval.low, "high": verdict.interval.high}
+
+
+def c1_parts(samples: list[np.ndarray], needed: int, seed: int) -> dict[str, Verdict]:
+    """C1's two parts on one set of resamples (one bootstrap seed). Winning more than half of the functions puts the
+    median log ratio below 0 in every resample, so the wins decide but for precisions at the floor."""
+    return {"wins": on_interval(bootstrap_interval(samples, md_wins, seed, UNITS), Gate(low=needed)),
+            "median log10 ratio": on_interval(bootstrap_interval(samples, md_log_ratio, seed, UNITS),
+                                              Gate(high=C1_LOG_RATIO))}
+
+
+def claim_c1(rows: list[dict], seeds: dict, dim: int, names: list[str], params_seed: int, deciding: bool) -> Claim:
     mine = at_dim(rows, dim)
     needed = math.ceil(C1_WINS_OF_24 * len(mine) / 24)
-    won, ratio = wins(mine, md(0), BASELINE), median_log_ratio(mine, md(0), BASELINE)
+    samples = function_samples(seeds, dim, (md(0), BASELINE))
+    won = md_wins(*samples)
+    parts = c1_parts(samples, needed, derive_seed(params_seed, "bootstrap", "C1")) if deciding else {}
+    verdict = decide(lambda: worst_part(parts)[1], deciding)
     other_dims = sorted({row["dim"] for row in rows} - {dim})
     details = {"setting": f"{len(mine)} BBOB functions (f{mine[0]['fid']}..f{mine[-1]['fid']}), d = {dim}, "
                           "final best-of-generation precision, mean over seeds",
-               "functions": len(mine), "wins_needed": needed, "md_j0_wins": won, "median_log10_ratio": ratio,
+               "functions": len(mine), "wins_needed": needed, "md_j0_wins": int(won),
+               "median_log10_ratio": md_log_ratio(*samples),
+               "parts": {name: part_record(part) for name, part in parts.items()},
                "per_function": {f"f{row['fid']}": {n: row[f"{n}.precision"] for n in names} for row in mine},
+               "per_seed": {f"f{fid}": {name: by_name[name].tolist() for name in (md(0), BASELINE)}
+                            for (d, fid), by_name in sorted(seeds.items()) if d == dim},
                "teacher_cmaes": {"md_j0_wins_vs_cmaes": wins(mine, md(0), TEACHER),
                                  "median_log10_ratio_md_j0_vs_cmaes": median_log_ratio(mine, md(0), TEACHER),
                                  "baseline_wins_vs_cmaes": wins(mine, BASELINE, TEACHER)},
@@ -32,23 +100,27 @@ def claim_c1(rows: list[dict], dim: int, names: list[str], decide: bool) -> Clai
                               for d in other_dims}}
     return Claim("C1", f"md_j0-LES beats baseline-LES (outer CMA-ES meta-training) on >= {needed}/{len(mine)} BBOB "
                        f"functions and the median log10(prec_md / prec_base) < {C1_LOG_RATIO:g}",
-                 "significant improvement over original training (no value accessible)", float(won), float(needed),
-                 decided(won >= needed and ratio < C1_LOG_RATIO, decide), details)
+                 "significant improvement over original training (no value accessible)", won, float(needed),
+                 verdict, details)
 
 
-def claim_c2(rows: list[dict], dim: int, decide: bool) -> Claim:
+def claim_c2(rows: list[dict], seeds: dict, dim: int, params_seed: int, deciding: bool) -> Claim:
     mine = at_dim(rows, dim)
     if not all(f"{n}.precision" in mine[0] for n in C2_VARIANTS):
         return Claim("C2", "SSFT (md_j1) average rank <= md_j0's + 0.1", "SSFT further refines (no value accessible)",
                      None, None, not_run("md_j1 not evaluated in this profile"), {})
-    ranks = average_ranks(mine, list(C2_VARIANTS))
-    threshold = ranks[md(0)] + C2_MARGIN
-    return Claim("C2", f"average rank of md_j1 among {{baseline, md_j0, md_j1}} <= md_j0's + {C2_MARGIN:g}",
-                 "SSFT further refines (no value accessible)", ranks[md(1)], threshold,
-                 decided(ranks[md(1)] <= threshold, decide),
-                 {"setting": f"BBOB, d = {dim}", "average_ranks": ranks, "md_j1_wins_vs_md_j0": wins(mine, md(1), md(0)),
-                  "md_j0_wins_vs_md_j1": wins(mine, md(0), md(1)),
-                  "identical_functions": int((precisions(mine, md(1)) == precisions(mine, md(0))).sum())})
+    samples = function_samples(seeds, dim, C2_VARIANTS)
+    gain = ssft_rank_gain(*samples)
+    verdict = decide(lambda: on_interval(bootstrap_interval(samples, ssft_rank_gain,
+                                                            derive_seed(params_seed, "bootstrap", "C2"), UNITS),
+                                         Gate(high=C2_MARGIN)), deciding)
+    return Claim("C2", f"average rank of md_j1 among {{baseline, md_j0, md_j1}} less md_j0's <= {C2_MARGIN:g}",
+                 "SSFT further refines (no value accessible)", gain, C2_MARGIN, verdict,
+                 {"setting": f"BBOB, d = {dim}", "average_ranks": average_ranks(mine, list(C2_VARIANTS)),
+                  "md_j1_wins_vs_md_j0": wins(mine, md(1), md(0)), "md_j0_wins_vs_md_j1": wins(mine, md(0), md(1)),
+                  "identical_functions": int((precisions(mine, md(1)) == precisions(mine, md(0))).sum()),
+                  "per_seed_md_j1": {f"f{fid}": by_name[md(1)].tolist()
+                                     for (d, fid), by_name in sorted(seeds.items()) if d == dim}})
 
 
 def claim_c3() -> Claim:
@@ -58,5 +130,7 @@ def claim_c3() -> Claim:
                  not_run("gymnasium is not installed in this environment (no new packages)"), {"setting": "not run"})
 
 
-def claims(rows: list[dict], dim: int, names: list[str], decide: bool) -> list[Claim]:
-    return [claim_c1(rows, dim, names, decide), claim_c2(rows, dim, decide), claim_c3()]
+def claims(rows: list[dict], seeds: dict, dim: int, names: list[str], params_seed: int, deciding: bool) -> list[Claim]:
+    """rows: summaries.per_function; seeds: summaries.seed_precisions."""
+    return [claim_c1(rows, seeds, dim, names, params_seed, deciding), claim_c2(rows, seeds, dim, params_seed, deciding),
+            claim_c3()]

@@ -30,7 +30,7 @@ class SafeObjective:
         try:
             value = self.function(x.copy())
         except BaseException as error:
-            if isinstance(error, KeyboardInterrupt):
+            if isinstance(error, (KeyboardInterrupt, InputError)):  # an InputError: its process crashed, said as it is
                 raise
             raise ObjectiveError(f"{where}: raised {type(error).__name__}: {error}") from None
         try:

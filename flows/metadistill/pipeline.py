@@ -169,7 +169,8 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     e = params.evaluation
     names = variants(list(e.ssft_js))
     per_function = summaries.per_function(table, names)
-    claims = paper_claims(per_function, e.dims[0], names, params.decide_claims)
+    claims = paper_claims(per_function, summaries.seed_precisions(table, names), e.dims[0], names, params.seed,
+                          params.decide_claims)
     headline = summaries.headline(per_function, e.dims[0])
     write_csv(context.out("summary.csv"), per_function)
     folder = context.out("plots")

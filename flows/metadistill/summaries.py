@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 PRECISION_FLOOR = 1e-12  # for logs and ratios only: IOH's precision can reach 0
 
@@ -31,6 +30,16 @@ def per_function(table: pd.DataFrame, names: list[str]) -> list[dict]:
     return rows
 
 
+def seed_precisions(table: pd.DataFrame, names: list[str]) -> dict[tuple[int, int], dict[str, np.ndarray]]:
+    """(dim, fid) -> variant -> the final precision of each seed, in seed order: the per-unit data the claims
+    resample (seed k ran every variant on IOH instance k + 1 with one sampling seed, so a seed's values are a pair)."""
+    out = {}
+    for (dim, fid), group in final_rows(table).groupby(["dim", "fid"]):
+        by_seed = group.pivot(index="seed", columns="variant", values="precision").sort_index()
+        out[(int(dim), int(fid))] = {name: by_seed[name].to_numpy() for name in names}
+    return out
+
+
 def at_dim(rows: list[dict], dim: int) -> list[dict]:
     return [row for row in rows if row["dim"] == dim]
 
@@ -39,21 +48,38 @@ def precisions(rows: list[dict], name: str) -> np.ndarray:
     return np.array([row[f"{name}.precision"] for row in rows])
 
 
+def count_wins(a: np.ndarray, b: np.ndarray) -> int:
+    """Functions on which precision `a` is strictly below `b` (one value per function)."""
+    return int(np.sum(a < b))
+
+
+def median_log10_ratio(a: np.ndarray, b: np.ndarray) -> float:
+    """Median over functions of log10(a / b), both floored at PRECISION_FLOOR."""
+    return float(np.median(np.log10(np.maximum(a, PRECISION_FLOOR) / np.maximum(b, PRECISION_FLOOR))))
+
+
+def rank_means(precision: np.ndarray) -> np.ndarray:
+    """precision (functions, variants) -> each variant's rank averaged over functions (1 = best, ties share the
+    average rank: scipy's rankdata per function, done at once since the bootstrap calls it thousands of times)."""
+    below = (precision[:, None, :] < precision[:, :, None]).sum(2)
+    tied = (precision[:, None, :] == precision[:, :, None]).sum(2) - 1
+    return (1 + below + 0.5 * tied).mean(0)
+
+
 def wins(rows: list[dict], a: str, b: str) -> int:
     """Functions on which `a`'s mean precision is strictly below `b`'s."""
-    return int(np.sum(precisions(rows, a) < precisions(rows, b)))
+    return count_wins(precisions(rows, a), precisions(rows, b))
 
 
 def median_log_ratio(rows: list[dict], a: str, b: str) -> float:
     """Median over functions of log10(precision_a / precision_b) (both floored at PRECISION_FLOOR)."""
-    pa, pb = (np.maximum(precisions(rows, n), PRECISION_FLOOR) for n in (a, b))
-    return float(np.median(np.log10(pa / pb)))
+    return median_log10_ratio(precisions(rows, a), precisions(rows, b))
 
 
 def average_ranks(rows: list[dict], names: list[str]) -> dict[str, float]:
     """Average over functions of each variant's rank among `names` (1 = best, ties share the average rank)."""
-    ranks = np.array([rankdata([row[f"{n}.precision"] for n in names]) for row in rows])
-    return {name: float(ranks[:, i].mean()) for i, name in enumerate(names)}
+    ranks = rank_means(np.stack([precisions(rows, name) for name in names], 1))
+    return {name: float(rank) for name, rank in zip(names, ranks)}
 
 
 def headline(rows: list[dict], dim: int) -> dict[str, float]:

@@ -11,7 +11,8 @@ from pathlib import Path
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_choice, check_count, check_number, check_range, read_text
+from tasks.core.inputs import (InputError, check_choice, check_count, check_number, check_range, parse_json, read_json,
+                               read_text)
 
 from .paper import PAPER
 
@@ -36,10 +37,7 @@ def read_prompts(path: Path, symbols: tuple[str, ...]) -> list[str]:
     known, prompts = set(symbols), []
     for number, line in lines:
         where = f"PROMPTS {path} line {number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(f"{where}: not JSON ({error.msg}); expected a string or {{\"text\": \"...\"}}") from None
+        row = parse_json(line, where, expected='a string or {"text": "..."}')
         if isinstance(row, dict) and set(row) == {"text"}:
             row = row["text"]
         if not isinstance(row, str) or not row:
@@ -57,12 +55,12 @@ def read_model_meta(folder: Path, what: str) -> dict:
         raise InputError(f"{what} {folder}: not a folder (expected a saved tiny-LM folder)")
     meta_path = folder / "tiny_lm.json"
     try:
-        meta = json.loads(read_text(meta_path, what, max_bytes=2**20))
+        meta = read_json(meta_path, what, max_bytes=2**20)
         context = int(meta["config"]["context"])
         symbols = tuple(meta["symbols"])
     except InputError:
         raise InputError(f"{what} {folder}: no readable tiny_lm.json (not a tasks.lm save_model folder)") from None
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError):
         raise InputError(f"{what} {meta_path}: not a tasks.lm model description") from None
     if not (folder / "model.safetensors").is_file():
         raise InputError(f"{what} {folder}: no model.safetensors")

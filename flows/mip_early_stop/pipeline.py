@@ -207,9 +207,10 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
         rows += [{"family": family.name, **row} for row in outcome["rows"]]
         online = compare_online(runs, outcome["rows"])
         online_rows += online
-        claims += family_claims(family.name, outcome, online, alpha=params.alpha, speed_ratio=params.speed_ratio,
-                                min_coverage_mean=params.min_coverage_mean,
-                                min_coverage_fixed=params.min_coverage_fixed, decide=params.decide_claims)
+        claims += family_claims(family.name, outcome, online, alpha=params.alpha, quantile=params.quantile,
+                                coverage_splits=params.coverage_splits, speed_ratio=params.speed_ratio,
+                                min_coverage_mean=params.min_coverage_mean, min_coverage_fixed=params.min_coverage_fixed,
+                                seed=params.seed, decide_claims=params.decide_claims)
         metrics |= {f"{family.name}.{k}": v for k, v in outcome["summary"].items()}
         metrics[f"{family.name}.online_replay_agreement"] = float(np.mean([o["agree"] for o in online]))
         metrics[f"{family.name}.online_over_replay_time"] = float(np.mean([o["online_time_s"] for o in online])

@@ -18,6 +18,7 @@ from tasks.mip.conformal import (
     coverage_over_splits,
     stop_outcome,
     threshold_stop,
+    score,
     time_limit_stop,
     time_to_eps,
 )
@@ -44,7 +45,8 @@ def limited_outcome(limited: Trajectory, full: Trajectory, rule: str, eps: float
 def evaluate_family(cal: list[Trajectory], test: list[Trajectory], limits: dict[int, list[Trajectory]],
                     calibration: dict, predict: Predictor, inference_s: float, alpha: float, eps: float,
                     quantile: str, n_splits: int, seed: int, solver_gap: float) -> dict:
-    """Replay every rule on the test split; coverage over random splits of the pooled cal + test.
+    """Replay every rule on the test split; coverage over random splits of the pooled cal + test (drawn from `seed`);
+    the network's conformal score of every calibration and test instance (C1's bootstrap recalibrates on them).
     inference_s is charged to the method for each eligible row up to its stop (the rows it ran on)."""
     tau, tau_gap, tau_time = (calibration[k]["tau"] for k in ("network", "gap_rule", "time_limit"))
     predictions = {t.instance: predict(t) for t in cal + test}
@@ -66,7 +68,8 @@ def evaluate_family(cal: list[Trajectory], test: list[Trajectory], limits: dict[
     splits = coverage_over_splits([predictions[t.instance] for t in pooled], [t.r for t in pooled],
                                   [t.nsols for t in pooled], alpha=alpha, eps=eps, n_splits=n_splits, seed=seed,
                                   method=quantile)
-    return {"rows": rows, "split_coverages": splits, "predictions": predictions,
+    scores = {name: [score(predictions[t.instance], t.r, eps) for t in split] for name, split in (("cal", cal), ("test", test))}
+    return {"rows": rows, "split_coverages": splits, "splits_seed": seed, "scores": scores, "predictions": predictions,
             "summary": summarize(rows, oracle, splits, tau, inference_s)}
 
 

@@ -216,7 +216,8 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     heldout = [run for job in heldout_jobs for run in job.result()]
     outcome = evaluation.evaluate_runs(runs, heldout, reference, graphs, networks_path)
     claims = evaluation.claims(outcome, min_gain=params.min_gain, min_win_fraction=params.min_win_fraction,
-                                min_correlation=params.min_correlation, decide=params.decide_claims)
+                                min_correlation=params.min_correlation, seed=params.seed,
+                                decide_claims=params.decide_claims)
     write_csv(context.out("runs.csv"), outcome["rows"])
     write_csv(context.out("per_graph.csv"), outcome["per_graph"])
     s = outcome["summary"]

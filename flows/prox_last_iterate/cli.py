@@ -19,7 +19,7 @@ import numpy as np
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_count, check_output, read_text
+from tasks.core.inputs import InputError, check_count, check_output, read_json
 from tasks.core.io import staged_output
 from tasks.userdata.arrays import read_array
 
@@ -47,10 +47,7 @@ def _number(spec: dict, key: str, path: Path, integer: bool = False, low: float 
 
 def read_problem(path: Path) -> dict:
     """The JSON file's fields checked: known keys, required ones present, types and ranges."""
-    try:
-        spec = json.loads(read_text(path, "PROBLEM"))
-    except json.JSONDecodeError as error:
-        raise InputError(f"PROBLEM {path}: not valid JSON ({error.msg} at line {error.lineno})") from None
+    spec = read_json(path, "PROBLEM")
     if not isinstance(spec, dict):
         raise InputError(f"PROBLEM {path}: must hold a JSON object")
     kind = spec.get("problem")

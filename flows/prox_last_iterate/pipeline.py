@@ -3,7 +3,8 @@
 Stages: generate (Q1 the network Lasso instance and Q2 the diabetes Lasso, each with its reference optimum: cvxpy
 Clarabel / scikit-learn, solver and tolerances recorded), solve (per (problem, horizon T): every (seed, c) run in one
 batch on worker processes: last, uniform-average and suffix-average gaps, the last iterate's gap along a log grid),
-evaluate (tables over seeds, claims C1-C3 with fitted log-log slopes, plots).
+evaluate (tables over seeds, claims C1-C3 with fitted log-log slopes, each decided on bootstrap intervals over
+seeds, plots).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from tasks.prox.stochastic import horizon_step, run_prox
 from . import plots, problems
 from .claims import claims as paper_claims
 from .params import Q1, Q2, Params, Runs
-from .rates import seed_slopes, slope_interval
+from .rates import slope_fit
 
 PROBLEMS = (Q1, Q2)
 OUTPUTS = ("last", "average", "suffix_average")
@@ -110,25 +111,32 @@ def table(runs: dict, params: Params) -> list[dict]:
 
 
 def slopes(runs: dict, params: Params) -> dict:
-    """problem -> c -> output -> fitted slope with its interval over seeds."""
+    """problem -> c -> output -> fitted slope with its bootstrap interval over seeds (rates.slope_fit)."""
     out = {}
     for p, by_T in runs.items():
         horizons = sorted(by_T)
-        out[p] = {c: {name: slope_interval(seed_slopes(horizons, np.stack([by_T[T][name][:, ci] for T in horizons], 1)))
+        out[p] = {c: {name: slope_fit(horizons, [by_T[T][name][:, ci] for T in horizons],
+                                      derive_seed(params.seed, "bootstrap", "slope", p, c, name))
                       for name in OUTPUTS}
                   for ci, c in enumerate(runs_of(params, p).cs)}
     return out
+
+
+def slope_row(problem: str, c: float, output: str, fit: dict) -> dict:
+    interval = fit["interval"]
+    return {"problem": problem, "c": c, "output": output, "slope": fit["slope"],
+            "low": None if interval is None else interval.low, "high": None if interval is None else interval.high,
+            "seeds": fit["seeds"]}
 
 
 @flow(name="prox_last_iterate-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
     runs = load_runs(context.data("runs"), params)
     rows, fitted = table(runs, params), slopes(runs, params)
-    claims = paper_claims(rows, fitted, params, params.decide_claims)
+    claims = paper_claims(runs, fitted, params, params.decide_claims)
     write_csv(context.out("gaps.csv"), rows)
-    write_csv(context.out("slopes.csv"),
-              [{"problem": p, "c": c, "output": name, **fit} for p, by_c in fitted.items() for c, by_output in by_c.items()
-               for name, fit in by_output.items()])
+    write_csv(context.out("slopes.csv"), [slope_row(p, c, name, fit) for p, by_c in fitted.items()
+                                          for c, by_output in by_c.items() for name, fit in by_output.items()])
     folder = context.out("plots")
     for p in PROBLEMS:
         plots.gap_vs_horizon([r for r in rows if r["problem"] == p], p, folder / f"{p}_gap_vs_T.png")

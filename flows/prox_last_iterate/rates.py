@@ -1,23 +1,44 @@
-"""The rate as a fitted slope on log-log axes: one least-squares slope of log(F(x_T) - F*) against log T per seed,
-then the mean over seeds with a Student-t 95% interval (one seed: no interval)."""
+"""The rate as a fitted slope on log-log axes: the least-squares slope of the mean over seeds of log(F(x_T) - F*)
+against log T over the horizon grid (the mean of the per-seed slopes), with a bootstrap 95% interval over seeds
+(one seed: no interval).
+
+The runs of different horizons draw their samples independently (one generator per (problem, T)), so a seed at
+one T is no pair of the same seed at another: the bootstrap resamples each horizon's seeds on its own, then refits.
+"""
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+
+from tasks.core.claims import Interval, bootstrap_interval
 
 
-def seed_slopes(horizons: list[int], gaps: np.ndarray) -> np.ndarray:
-    """gaps (seeds, len(horizons)) > 0 -> one slope per seed."""
+def log_gaps(gaps: np.ndarray) -> np.ndarray:
+    return np.log(np.maximum(gaps, np.finfo(float).tiny))
+
+
+def slope_weights(horizons: list[int]) -> np.ndarray:
+    """w with slope = w @ y for the least-squares slope of y against log T."""
     x = np.log(np.asarray(horizons, dtype=float))
-    y = np.log(np.maximum(gaps, np.finfo(float).tiny))
     xc = x - x.mean()
-    return ((y - y.mean(1, keepdims=True)) @ xc) / (xc @ xc)
+    return xc / (xc @ xc)
 
 
-def slope_interval(slopes: np.ndarray, level: float = 0.95) -> dict:
-    n = len(slopes)
-    mean = float(np.mean(slopes))
-    if n < 2:
-        return {"slope": mean, "low": None, "high": None, "seeds": n}
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * np.std(slopes, ddof=1) / np.sqrt(n))
-    return {"slope": mean, "low": mean - half, "high": mean + half, "seeds": n}
+def mean_log_slope(weights: np.ndarray, *logs_by_T: np.ndarray) -> float:
+    return float(weights @ np.array([logs.mean() for logs in logs_by_T]))
+
+
+def log_slope(horizons: list[int], *gaps_by_T: np.ndarray) -> float:
+    """gaps_by_T: one array of per-seed gaps per horizon -> the slope of their mean log against log T."""
+    return mean_log_slope(slope_weights(horizons), *map(log_gaps, gaps_by_T))
+
+
+def slope_fit(horizons: list[int], gaps_by_T: list[np.ndarray], seed: int) -> dict:
+    """{"slope", "interval", "seeds"}: the fitted slope and its bootstrap interval over seeds (None below two
+    seeds)."""
+    weights, logs = slope_weights(horizons), [log_gaps(gaps) for gaps in gaps_by_T]
+    seeds = min(len(gaps) for gaps in gaps_by_T)
+    interval: Interval | None = None
+    if seeds >= 2:
+        interval = bootstrap_interval(logs, lambda *resampled: mean_log_slope(weights, *resampled), seed,
+                                      "seeds (resampled per horizon, refit)")
+    return {"slope": mean_log_slope(weights, *logs), "interval": interval, "seeds": seeds}

@@ -9,7 +9,7 @@ digits setting:
 - lr = AdamW's lr x damping, every other AdamW option unchanged (so its decoupled weight decay, lr x wd per step,
   shrinks with it, where S-Adam's does not);
 - the same split, labels, seeds, epochs, batch and quantisation as the S-Adam runs.
-It is reported beside the claim and never changes `passed`.
+It is reported beside the claim and never changes its verdict.
 """
 from __future__ import annotations
 

@@ -210,8 +210,8 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     summaries = [run_summary(run, params.volatility_epochs) for run in runs]
     control_summaries = [run_summary(run, params.volatility_epochs) for run in control_runs]
     table = medians(summaries + control_summaries)
-    claims = paper_claims(table, qat_task=qat_task("4bit"), noisy_task=NOISY_TASK, rosenbrock_task=ROSENBROCK_TASK,
-                          chattering_ratio=params.chattering_ratio, decide=params.decide_claims,
+    claims = paper_claims(summaries, qat_task=qat_task("4bit"), noisy_task=NOISY_TASK, rosenbrock_task=ROSENBROCK_TASK,
+                          chattering_ratio=params.chattering_ratio, deciding=params.decide_claims,
                           controls={task: control_details(table, task, record) for task, record in damping.items()})
     write_csv(context.out("summary.csv"), summaries + control_summaries)
     metrics = {f"{task}.{optimizer}.{field}": value for (task, optimizer), row in sorted(table.items())

@@ -186,10 +186,10 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     timing = json.loads(context.data("timing.json").read_text())
     t, decide, limit = params.timing, params.decide_claims, params.claim_ratio
     claims = [
-        accuracy_claim(rows, limit, decide, f"geometric, n={params.n}, p={params.p}, {params.seeds} trials"),
-        efficiency_claim(timing, decide, f"geometric, n={t.n}, p={t.p}, sigma={t.noise}, BLAS on 1 thread, "
-                                         f"median of {t.seeds}x{t.repeats} runs"),
-        registration_claim(rows, limit, decide, f"{params.scans.n_scans} scans, {params.scans.seeds} trials"),
+        accuracy_claim(rows, limit, params.seed, decide, f"geometric, n={params.n}, p={params.p}, {params.seeds} trials"),
+        efficiency_claim(timing, params.seed, decide, f"geometric, n={t.n}, p={t.p}, sigma={t.noise}, BLAS on 1 thread, "
+                                                      f"median of {t.seeds}x{t.repeats} runs"),
+        registration_claim(rows, limit, params.seed, decide, f"{params.scans.n_scans} scans, {params.scans.seeds} trials"),
     ]
     write_csv(context.out("errors.csv"), rows)
     curve = error_curve(rows, ["geometric", "additive", "scans"], params.methods)

@@ -179,7 +179,7 @@ def train(params: Params, context: StageContext) -> StageReport:
 @flow(name="softsignum-evaluate")
 def evaluate(params: Params, context: StageContext) -> StageReport:
     records = [json.loads(p.read_text()) for p in sorted(context.data("runs").glob("*/*/*/record.json"))]
-    claims, metrics = evaluate_claims(records, decide=params.decide_claims)
+    claims, metrics = evaluate_claims(records, deciding=params.decide_claims)
     folder = context.out("plots")
     for task_name in ("quad_het", "mat_het", "charlm"):
         plots.eval_curves(records, task_name, folder / f"{task_name}_curves.png")

@@ -142,7 +142,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
         accuracy = evaluate_run.fn(models / f"{name}.safetensors", data[group.task], suite, k, test_box(group.task))
         rows.append({"name": name, "task": group.task, "encoder": group.encoder, "method": method, "seed": k,
                      "wall_time_s": log["wall_time_s"], "accuracy": accuracy})
-    claims = paper_claims(rows, decide=params.decide_claims)
+    claims = paper_claims(rows, params.decide_claims)
     means = {(group.task, group.encoder): method_means(rows, group.task, group.encoder) for group in params.runs}
     attention = means.get(("A", "attention"), {})
     headline = {f"{method}.{key}": attention[method][key] for method in ("erm", "sw_drso") if method in attention

@@ -337,16 +337,16 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     types = [row["body_type"] for row in sorted(dataset["per_shape"], key=lambda r: r["index"])]
     c = params.checks
     claims = validation_claims(validation, dataset, c.cd_tolerance, c.recirculation_tolerance, c.max_drift,
-                               c.decide_claims)
+                               params.seed, c.decide_claims)
     samples, split = load_samples(DatasetFiles(context.data("shapes"), context.data("labels"), context.data("splits.json")))
     test = select(samples, split["test"])
     scores, predictions, cd = surrogate_predictions(params, context.data("models"), test)
     intervals = r2_intervals(np.array([s.cd for s in test]), cd, [("unidrag", "transolver")],
                              params.surrogate.bootstrap, derive_seed(params.seed, "bootstrap"))
-    claims.append(prediction_claim(scores, intervals, c.min_r2, c.decide_claims))
+    claims.append(prediction_claim(scores, intervals, c.min_r2, len(test), params.surrogate.bootstrap, c.decide_claims))
     verified = json.loads(context.data("verified.json").read_text())
     by_method = {m: [v for v in verified if v["method"] == m] for m in params.optimisation.methods}
-    claims += optimisation_claims(by_method, c.min_reduction, c.min_success, c.decide_claims)
+    claims += optimisation_claims(by_method, c.min_reduction, c.min_success, params.seed, c.decide_claims)
 
     folder = context.out("plots")
     dataset_plots.cd_per_body_type(types, [float(r["cd"]) for r in records], folder / "cd_per_body_type.png")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -27,12 +28,15 @@ app = typer.Typer(help=PAPER.command.summary, no_args_is_help=True)
 METHODS = ("zovh", "s1", "s2", "scd", "cd")
 MAX_DIMENSION = 5000  # the dense d x d estimate: 200 MB of float64
 MAX_QUERIES = 100_000
+# Every estimator divides the function differences by (normaliser x mu^2). Below sqrt of float64's smallest normal
+# number (2.2e-308), mu^2 is subnormal or 0: the estimate is inf or NaN (or rounding noise), never a Hessian.
+MIN_MU = math.sqrt(sys.float_info.min)  # 1.49e-154
 
 
 def check_options(method: str, queries: int, mu: float, seed: int) -> None:
     check_choice("--method", method, METHODS)
     check_range("--queries", queries, low=3, high=MAX_QUERIES)
-    check_number("--mu", mu, above=0)
+    check_number("--mu", mu, at_least=MIN_MU, note="below it mu^2 underflows float64 and 1/mu^2 is not finite")
     check_range("--seed", seed, low=0)
 
 
@@ -45,6 +49,8 @@ def batched(function, reference: str):
         for row in X.numpy():
             try:
                 value = function(row.copy())
+            except InputError:  # its process crashed: said as it is
+                raise
             except Exception as error:  # noqa: BLE001 - the user's function failed: name it, no traceback
                 raise InputError(f"FUNCTION {reference}: raised {type(error).__name__}: {error}") from None
             try:
@@ -67,7 +73,7 @@ def estimate(
     queries: int = typer.Option(..., "--queries", help=f"Query budget K (3..{MAX_QUERIES:,}): zovh and s1 use K "
                                 "values, s2 K + 1, scd and cd 2 ((K-1)//2) + 1."),
     method: str = typer.Option("zovh", help=f"One of {', '.join(METHODS)} (zovh: the mean-baseline estimator)."),
-    mu: float = typer.Option(0.1, help="Smoothing radius (> 0)."),
+    mu: float = typer.Option(0.1, help=f"Smoothing radius (>= {MIN_MU:.3g}: below it mu^2 underflows)."),
     seed: int = typer.Option(0, help="Seed of the random directions (>= 0)."),
     out: Path = typer.Option(None, "--out", help="Write the d x d estimate as .npy."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -88,6 +94,9 @@ def estimate(
                                torch.Generator().manual_seed(seed), mu)
     H = result.dense().numpy()
     elapsed = time.perf_counter() - started
+    if not np.isfinite(H).all():  # the differences over mu^2 overflow float64 (a small mu, or large values)
+        raise InputError(f"--mu {mu:g}: the estimate has non-finite entries (the function's differences over mu^2 "
+                         "overflow float64); choose a larger --mu or rescale the function")
     if out is not None:
         with staged_output(out, "--out") as temporary, open(temporary, "wb") as handle:
             np.save(handle, H)  # a file, not a name: np.save would add .npy to a name without it

@@ -17,6 +17,8 @@ def checked_objective(function: Callable, reference: str, shape: tuple[int, ...]
     def one(x: np.ndarray) -> float:
         try:
             value = function(np.array(x, dtype=float))
+        except InputError:  # its process crashed (tasks.userdata.functions): said as it is
+            raise
         except Exception as error:
             raise InputError(f"FUNCTION {reference!r} raised {type(error).__name__} on a point of shape {shape}: "
                              f"{error} (is --dim right?)") from None

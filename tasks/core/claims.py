@@ -10,11 +10,13 @@ shown with no gate.
 """
 from __future__ import annotations
 
-import json
 import math
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from tasks.core.inputs import InputError, read_json
 
 VERDICTS = ("pass", "fail", "inconclusive", "undecided", "report")
 LEVEL = 0.95  # every interval's coverage unless a claim states otherwise
@@ -286,7 +288,63 @@ def claims_rows(document: dict) -> list[tuple[str, ...]]:
 
 
 def read_claims(paths: list[Path]) -> list[dict]:
-    return [json.loads(p.read_text()) for p in paths if p.exists()]
+    """The claims documents of the paths that exist (read_claims_file's checks)."""
+    return [read_claims_file(p) for p in paths if os.path.lexists(p)]
+
+
+def read_claims_file(path: Path) -> dict:
+    """A paper's data/<paper>/claims.json, checked to have the shape claims_document writes and the report, `papers
+    list` and the READMEs read; a folder, garbage or another shape is an InputError naming the file and the fix."""
+    paper = Path(path).parent.name
+    fix = f"restore it (`git checkout -- data/{paper}/claims.json`) or rewrite it (`papers run {paper}`)"
+    try:
+        document = read_json(path, "claims file", MAX_CLAIMS_BYTES)
+    except InputError as error:
+        raise InputError(f"{error}; {fix}") from None
+    problem = _shape_problem(document)
+    if problem:
+        raise InputError(f"claims file {path}: {problem}, not a claims document; {fix}")
+    return document
+
+
+MAX_CLAIMS_BYTES = 16 * 2**20
+
+
+def _shape_problem(document) -> str | None:
+    """What keeps `document` from being a claims.json as claims_document writes it (one written before verdicts, with
+    `passed` alone, is one too); None when nothing does."""
+    if not isinstance(document, dict):
+        return f"a JSON {type(document).__name__}, expected an object"
+    for key in ("paper", "profile"):
+        if not isinstance(document.get(key), str):
+            return f"field {key!r} must be a string"
+    if not isinstance(document.get("claims"), list):
+        return "field 'claims' must be a list"
+    for number, claim in enumerate(document["claims"], 1):
+        where = f"claim {number}"
+        if not isinstance(claim, dict):
+            return f"{where} is not an object"
+        for key in ("id", "statement"):
+            if not isinstance(claim.get(key), str):
+                return f"{where}: field {key!r} must be a string"
+        if "paper_value" not in claim:
+            return f"{where}: field 'paper_value' is missing"
+        if not all(key in claim and _number_or_null(claim[key]) for key in ("ours", "threshold")):
+            return f"{where}: fields 'ours' and 'threshold' must be numbers or null"
+        verdict = claim.get("verdict")
+        if verdict not in VERDICTS and not (verdict is None and claim.get("passed", "") in (True, False, None)):
+            return f"{where}: field 'verdict' must be one of {', '.join(VERDICTS)}"
+        interval = claim.get("interval")
+        if interval is not None and not (isinstance(interval, dict)
+                                         and all(end in interval and _number_or_null(interval[end]) for end in ("low", "high"))):
+            return f"{where}: field 'interval' must be null or an object with numbers 'low' and 'high'"
+        if not isinstance(claim.get("details"), dict):
+            return f"{where}: field 'details' must be an object"
+    return None
+
+
+def _number_or_null(value) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def _markdown_rows(document: dict) -> list[tuple[str, ...]]:

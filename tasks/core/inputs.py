@@ -5,16 +5,22 @@ command prints its message as one line and exits 2, without a traceback. Readers
 raise it (or a subclass naming their format) with the path, the problem and, where useful,
 the fix; the checks here are the ones every reader needs. A command's option values (a range, a finite
 number, a choice) are checked by check_range, check_number and check_choice, which share one refusal
-naming the option, the rule and the value got: "--steps: must be in 1..100,000, got 0".
+naming the option, the rule and the value got: "--steps: must be in 1..100,000, got 0". A setting read from the
+environment (env_int) is refused the same way, naming the variable. A JSON document (parse_json, read_json) is
+refused as one line whatever Python's parser trips on: bad syntax, nesting too deep, an integer too long.
 """
 from __future__ import annotations
 
+import json
 import math
 import operator
 import os
+import re
 import stat
+import sys
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 MAX_INPUT_BYTES = 256 * 2**20  # the largest user file any command reads into memory
 
@@ -47,6 +53,28 @@ def read_text(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(f"{what} {path}: not UTF-8 text (byte {error.start}), expected a text file") from None
+
+
+def parse_json(text: str, where: str, expected: str = "") -> Any:
+    """The JSON document `text` (from `where`: "PROBLEM x.json", "GROUP g.jsonl line 3"; `expected` says what it
+    should hold); its syntax, a nesting deeper than the parser's recursion allows and an integer of more than
+    Python's 4,300 digits are InputErrors."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        at = f"line {error.lineno} column {error.colno}" if "\n" in text.strip() else f"column {error.colno}"
+        raise InputError(f"{where}: not JSON ({error.msg} at {at})" + (f"; expected {expected}" if expected else "")) from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply to read (arrays or objects inside one another); "
+                         "flatten it") from None
+    except ValueError:  # int() refuses a literal of more than sys.get_int_max_str_digits() digits
+        raise InputError(f"{where}: a JSON integer of more than {sys.get_int_max_str_digits():,} digits, too long to "
+                         "read; write it with fewer digits") from None
+
+
+def read_json(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> Any:
+    """The JSON document in a user's file (read_text's checks, then parse_json's)."""
+    return parse_json(read_text(path, what, max_bytes), f"{what} {path}")
 
 
 def check_output(path: Path, what: str, inputs: Mapping[str, Path] | None = None) -> Path:
@@ -138,6 +166,23 @@ def check_choice(name: str, value: str, choices: Collection[str]) -> str:
     if value not in choices:
         raise _refusal(name, f"one of {', '.join(choices)}", repr(value))
     return value
+
+
+INTEGER = re.compile(r"[+-]?[0-9]+")  # a plain decimal integer: int() alone also takes "1_000", " 7 " and other digits
+
+
+def env_int(name: str, default: int, low: int, high: int | None = None, note: str = "") -> int:
+    """An integer setting from the environment variable `name` (`default` when it is unset or empty), in low..high:
+    "environment variable PAPERS_MAX_WORKERS: must be an integer in 1..1,024 (...; unset it for the default 2), got 'abc'"."""
+    text = os.environ.get(name, "")
+    if not text:
+        return default
+    what, fix = f"environment variable {name}", f"unset it for the default {default}"
+    note = f"{note}; {fix}" if note else fix
+    if not INTEGER.fullmatch(text):
+        rule = f"an integer in {low:,}..{high:,}" if high is not None else f"an integer >= {low:,}"
+        raise _refusal(what, rule, repr(text), note)
+    return check_range(what, int(text), low, high, note)
 
 
 def _refusal(name: str, rule: str, got: str, note: str = "") -> InputError:

@@ -24,7 +24,7 @@ from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT, MLFLOW_RUN_NOTE
 
 from tasks.core.claims import claims_rows, status_word
-from tasks.core.private import FILE_MODE, private_folder
+from tasks.core.private import FILE_MODE, create_file, private_folder
 
 MAX_BATCH = 1000  # MLflow's log_batch limit on metrics per call
 NOTE = MLFLOW_RUN_NOTE  # a run's Description in MLflow's UI (markdown)
@@ -50,6 +50,31 @@ def client_for(root: Path) -> MlflowClient:
     if database.exists():
         database.chmod(FILE_MODE)
     return client
+
+
+STORE_LOCK_WAIT_S = 10.0  # how long a write waits for another process's lock on the embedded store
+
+
+def check_store_writable(root: Path) -> None:
+    """The embedded store takes a write now: its database opens, neither it nor its folder (where SQLite writes its
+    journal) is read-only, and no other process holds it locked for STORE_LOCK_WAIT_S. MLflow itself retries a
+    database it cannot open for minutes, warning each time; this fails at once, saying why (sqlite3's error). A
+    store MLFLOW_TRACKING_URI names is its owner's business."""
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return
+    import sqlite3
+
+    database = private_folder(root / "mlflow", tighten=True) / "mlflow.db"
+    if not os.path.lexists(database):
+        create_file(database, b"")  # an empty file is an empty SQLite database, and 0600 from the start
+    connection = sqlite3.connect(f"file:{database}?mode=rw", uri=True, timeout=STORE_LOCK_WAIT_S, isolation_level=None)
+    try:  # a write that changes nothing: the header's user_version set to itself, rolled back
+        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+        connection.execute("BEGIN IMMEDIATE")
+        connection.execute(f"PRAGMA user_version = {version}")
+        connection.execute("ROLLBACK")
+    finally:
+        connection.close()
 
 
 def artifact_root(root: Path) -> Path:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.core.inputs import InputError, read_text
+from tasks.core.inputs import INTEGER, InputError, read_text
 from tasks.quantum.graph import WeightedGraph
 from tasks.quantum.qubo import qubo_to_maxcut
 
@@ -155,14 +155,21 @@ def _clip(text: str, limit: int = 60) -> str:
 
 
 def _parse_int(path: Path, number: int, token: str, what: str) -> int:
-    try:
-        return int(token)
-    except ValueError:
-        raise GraphFormatError(f"{path}:{number}: {what} must be an integer, got {_clip(token)!r}") from None
+    """A plain decimal integer: int() alone also takes "1_000" and non-ASCII digits, which the format does not."""
+    if not INTEGER.fullmatch(token):
+        raise GraphFormatError(f"{path}:{number}: {what} must be an integer (decimal digits only), got {_clip(token)!r}")
+    if len(token) > MAX_INT_DIGITS:  # no count or node id here comes near it; int() would refuse past 4,300 digits
+        raise GraphFormatError(f"{path}:{number}: {what} {_clip(token)} is out of range (over {MAX_INT_DIGITS} digits)")
+    return int(token)
+
+
+MAX_INT_DIGITS = 18
 
 
 def _parse_float(path: Path, number: int, token: str, what: str) -> float:
     try:
+        if "_" in token or not token.isascii():  # float() takes "1_0.5" and non-ASCII digits, which the format does not
+            raise ValueError(token)
         value = float(token)
     except ValueError:
         raise GraphFormatError(f"{path}:{number}: {what} must be a number, got {_clip(token)!r}") from None

@@ -138,6 +138,7 @@ def test_bad_best_sol_limit(instances):
         solve(instances[0], family="mis", bound=BOUNDS["mis"], best_sol_limit=0)
 
 
+@pytest.mark.heavy  # two full solves: ~2 s
 def test_throttle(mis90):
     """sample_dt large: only incumbents, the first event and the final row; sample_dt 0: every event."""
     sparse, model = solve(mis90, family="mis", bound=BOUNDS["mis"], sample_dt=100.0)
@@ -216,6 +217,7 @@ print(kept[-1][1].getStatus())
 """
 
 
+@pytest.mark.heavy  # a child process with two solves: ~2.5 s
 def test_two_solves_in_one_process_exit_cleanly(instances):
     """Models kept alive to interpreter exit (a user's script) are freed without a crash (was exit 139)."""
     import os

@@ -2,6 +2,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from stages.declarations import paper_commands
 from tests.conftest import ROOT, papers, papers_by_size, stage_env
 
@@ -88,6 +90,7 @@ sys.stderr.write(json.dumps(sorted({name.partition(".")[0] for name in sys.modul
 """
 
 
+@pytest.mark.heavy  # a child process per paper command: ~6 s
 def test_help_list_and_report_do_not_import_torch_mlflow_scip_or_prefect():
     """What makes `papers --help` and each paper's `--help` start at once: the paper sub-apps are imported
     only when they run, and import the heavy libraries inside their commands (timing: benchmarks/cli_startup.py).

@@ -65,6 +65,7 @@ def add_paper(repo: Path, template: str, slug: str) -> None:
         path.write_text(path.read_text().replace(template, slug))
 
 
+@pytest.mark.heavy  # copies the project and regenerates its derived files: ~7 s
 def test_a_new_paper_is_picked_up_with_no_shared_file_edited(tmp_path):
     from stages.cli import PaperApp
 

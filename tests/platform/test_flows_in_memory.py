@@ -18,7 +18,8 @@ from tasks.core.params import load_paper_params
 from tasks.core.stage import StageContext, StageReport
 from tests.conftest import ROOT, papers_by_size
 
-CASES = [pytest.param(paper, marks=() if i == 0 else pytest.mark.slow) for i, paper in enumerate(papers_by_size())]
+CASES = [pytest.param(paper, marks=pytest.mark.heavy if i == 0 else pytest.mark.slow)  # heavy: a Prefect test server, ~17 s
+         for i, paper in enumerate(papers_by_size())]
 
 
 @pytest.fixture(scope="module")

@@ -136,6 +136,7 @@ PLANT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.heavy  # a cold run as well: ~3 s
 def test_a_host_folder_another_account_made_first_is_refused_and_the_caller_runs_cold(folder, other):
     attack = other.folder()
     temporary = Path(tempfile.mkdtemp(prefix="papers-tmp-"))

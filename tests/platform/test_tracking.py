@@ -75,6 +75,7 @@ def test_companion_marks_the_run_failed_when_the_stage_process_vanishes(tmp_path
     assert run.data.metrics["x"] == 1.0
 
 
+@pytest.mark.heavy  # a companion process: ~3 s (the mid_request=False case above stays)
 def test_companion_closes_the_run_and_reports_its_id(tmp_path, monkeypatch):
     from stages.tracking import Tracker
 

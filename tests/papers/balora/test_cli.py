@@ -25,6 +25,7 @@ def write(path: Path, text: str) -> str:
     return str(path)
 
 
+@pytest.mark.heavy  # a child process that imports torch and peft and fine-tunes: ~8 s
 def test_entry_point(tmp_path, tiny_model):
     f = lambda name, text: write(tmp_path / name, text)  # noqa: E731
     good = f("good.jsonl", "".join(json.dumps({"text": f"Return the value {i} of the mapping."}) + "\n" for i in range(20)))

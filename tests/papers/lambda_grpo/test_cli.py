@@ -26,6 +26,7 @@ def test_weights_report(tmp_path):
                                           "mc_advantage": 0.0}]
 
 
+@pytest.mark.heavy  # a table of 16 rows in a child process: ~7 s (test_weights_report stays)
 def test_entry_point_rows(tmp_path):
     f = lambda name, text: write(tmp_path / name, text)  # noqa: E731
     good = f("good.jsonl", '{"tokens": [1, 2], "reward": 1}\n{"tokens": [1, 3], "reward": 0}\n')

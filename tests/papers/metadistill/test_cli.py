@@ -69,6 +69,7 @@ def test_good_inputs_teacher_and_bbob(folder):
     assert bbob["nfev"] == 496 and bbob["precision"] >= 0 and bbob["f_opt"] == pytest.approx(bbob["fun"] - bbob["precision"])
 
 
+@pytest.mark.heavy  # a second child process that imports torch: ~4-7 s (test_good_input stays)
 def test_bad_inputs(folder):
     m = ("metadistill", "minimize")
     ok = ("--dim", "3", "--budget", "100", "--popsize", "8")

@@ -50,6 +50,7 @@ def test_psd_greedy_and_sampled_equal_in_process_decoding(setup):
     assert all(len(o) == 9 for o in psd[0].outputs)
 
 
+@pytest.mark.heavy  # starts the two pinned worker processes: ~10 s (tests/papers/minedraft/test_worker.py stays)
 def test_schedule_invariant_and_balanced_halves(setup):
     _, prompts, drafter, target = setup
     events = []

@@ -84,6 +84,7 @@ def stop(instance, *extra: str, stopper=None) -> tuple[str, ...]:
     return ("mip-early-stop", "stop", str(instance), "--stopper", str(stopper), *extra)
 
 
+@pytest.mark.heavy  # a reader process per file in a child process: ~7-15 s (tests/mip/test_isolated.py stays)
 def test_bad_inputs_are_one_line_and_exit_2(files, tmp_path):
     f, s = files, files["stopper.pt"]
     rows = [

@@ -1,4 +1,5 @@
-"""The ncrs claim checks on hand-made cells, the step calibration, and determinism of a calibrated batch."""
+"""The ncrs claim checks on hand-made per-instance samples (clear, missed, straddling, never reached), the step
+calibration, and determinism of a calibrated batch."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,36 +10,95 @@ from flows.ncrs.experiments import calibrated_run, make_instances, pick_step, vo
 from tasks.comparison.oracles import Noise
 
 
-def _cells(N20=400.0, N200=440.0, N200_small=4000.0):
+def offsets(n: int, seed: int) -> np.ndarray:
+    """n evenly spaced offsets in [-1.5, 1.5] in an order given by `seed`: symmetric, so a sample's mean and median
+    are known exactly and a straddling sample sits on its gate by construction."""
+    return np.random.default_rng(seed).permutation(np.linspace(-1.5, 1.5, n))
+
+
+def spread(median: float, sigma: float, seed: int, n: int = 10) -> np.ndarray:
+    """n values of N whose median is `median` (up to the same factor for every sample of n), spread by a factor
+    exp(1.5 sigma) either way."""
+    return median * np.exp(sigma * offsets(n, seed))
+
+
+def _cells(N20=None, N200=None, N200_small=None):
+    """Hand-made cells: ncrs at p = 0.4 over d, at p = 0.1 at d = 200 (same instances); the baselines at p = 0.4."""
+    N20 = spread(400.0, 0.05, seed=1) if N20 is None else N20
+    N200 = spread(440.0, 0.05, seed=2) if N200 is None else N200
+    N200_small = spread(4000.0, 0.05, seed=3) if N200_small is None else N200_small
     cells = {}
-    for d, n in ((20, N20), (63, 420.0), (200, N200)):
+    for d, hits in ((20, N20), (63, np.full(10, 420.0)), (200, N200)):
         for m in ("ncrs", "ngd", "exact", "cma_es", "one_plus_one"):
-            cells[(m, d, 0.4)] = {"hit": np.array([n] * 5), "step": 0.05}
-        cells[("ncrs", d, 0.1)] = cells[("ngd", d, 0.1)] = {"hit": np.array([N200_small] * 5), "step": 0.02}
+            cells[(m, d, 0.4)] = {"hit": np.asarray(hits), "step": 0.05}
+        cells[("ncrs", d, 0.1)] = cells[("ngd", d, 0.1)] = {"hit": np.full(10, 4000.0), "step": 0.02}
+    cells[("ncrs", 200, 0.1)] = {"hit": np.asarray(N200_small), "step": 0.02}
     return cells
 
 
-def _voting(single=0.3, voting=0.1):
-    run = lambda w: {"wrong_fraction": np.array([w] * 3), "best_grad": np.ones(3), "hit": np.array([1.0, np.inf, 3.0])}
-    return {"sqrt_gap": {"single": run(single), "voting": run(voting)},
-            "bradley_terry": {"single": run(single), "voting": run(voting)}}
+def _voting(single=0.3, voting=0.1, sigma=0.01, n=6):
+    """Per-instance wrong-decision fractions of mean `single` and `voting`, spread by +-1.5 sigma, both oracles."""
+    def run(wrong, seed):
+        return {"wrong_fraction": wrong + sigma * offsets(n, seed), "best_grad": np.ones(n),
+                "hit": np.r_[1.0, np.inf, np.full(n - 2, 3.0)]}
+    return {"sqrt_gap": {"single": run(single, 1), "voting": run(voting, 2)},
+            "bradley_terry": {"single": run(single, 3), "voting": run(voting, 4)}}
 
 
-def test_claims_pass_and_fail_as_the_spec_says():
-    k_cells = {2: {"hit": np.array([100.0]), "step": 0.05}, 8: {"hit": np.array([380.0]), "step": 0.02}}
-    c1, c2, c3, r4 = claims(_cells(), [20, 63, 200], [0.1, 0.4], _voting(), 9, k_cells, decide=True)
-    assert (c1.passed, c2.passed, c3.passed) == (True, True, True)
-    assert c1.ours == pytest.approx(1.1) and c1.details["slope_log_N_vs_log_d"] == pytest.approx(
-        slope([20, 63, 200], [400, 420, 440]))
-    assert c3.ours == pytest.approx(1 / 3) and c3.details["by_oracle"]["sqrt_gap"]["reached_single"] == 2
-    assert r4.ours == pytest.approx(3.8) and r4.passed is None
-    c1, c2, c3, _ = claims(_cells(N200=800.0, N200_small=1600.0), [20, 63, 200], [0.1, 0.4], _voting(voting=0.25), 9,
-                           k_cells, decide=True)
-    assert (c1.passed, c2.passed, c3.passed) == (False, False, False)
-    never = _cells()
-    never[("ncrs", 200, 0.4)]["hit"] = np.full(5, np.inf)  # not reached: no ratio, a failed claim
-    c1, *_ = claims(never, [20, 63, 200], [0.1, 0.4], _voting(), 9, k_cells, decide=True)
-    assert c1.ours is None and c1.passed is None
+K_CELLS = {2: {"hit": np.array([100.0]), "step": 0.05}, 8: {"hit": np.array([380.0]), "step": 0.02}}
+
+
+def verdicts(cells=None, voting=None, dims=(20, 63, 200), margins=(0.1, 0.4), deciding=True) -> dict[str, str]:
+    found = claims(_cells() if cells is None else cells, list(dims), list(margins), voting or _voting(), 9, K_CELLS,
+                   deciding=deciding)
+    return {c.id: c.verdict.word for c in found}
+
+
+def test_clear_samples_pass_with_their_intervals_and_details():
+    c1, c2, c3, r4 = claims(_cells(np.full(10, 400.0), np.full(10, 440.0)), [20, 63, 200], [0.1, 0.4], _voting(), 9,
+                            K_CELLS, deciding=True)
+    assert (c1.verdict.word, c2.verdict.word, c3.verdict.word) == ("pass", "pass", "pass")
+    assert c1.ours == pytest.approx(1.1) and c1.verdict.interval.low == pytest.approx(1.1)
+    assert "bootstrap over 10 and 10 instances" in c1.verdict.interval.method
+    assert "paired bootstrap over 10 instances" in c2.verdict.interval.method
+    assert c1.details["slope_log_N_vs_log_d"] == pytest.approx(slope([20, 63, 200], [400, 420, 440]))
+    assert c1.details["N_per_instance"]["200"] == [440.0] * 10 and len(c2.details["N_per_instance"]["p = 0.1"]) == 10
+    assert c3.ours == pytest.approx(1 / 3, rel=0.1) and c3.details["by_oracle"]["sqrt_gap"]["reached_single"] == 5
+    assert len(c3.details["by_oracle"]["bradley_terry"]["wrong_voting_per_instance"]) == 6
+    assert r4.ours == pytest.approx(3.8) and r4.verdict.word == "report"
+
+
+def test_clear_misses_fail():
+    # N grows with d; N(p = 0.1) far below p^-2
+    cells = _cells(N200=spread(1600.0, 0.05, seed=4), N200_small=spread(2000.0, 0.05, seed=5))
+    assert verdicts(cells, _voting(voting=0.27)) == {"C1": "fail", "C2": "fail", "C3": "fail", "R4": "report"}
+
+
+def test_noisy_samples_near_the_gates_are_inconclusive():
+    # ten instances per side spread by a factor 4.5 either way, each ratio on (C2, C3) or inside (C1) its gate
+    cells = _cells(N20=spread(400.0, 1.0, seed=6), N200=spread(400.0, 1.0, seed=7), N200_small=spread(1200.0, 1.0, seed=8))
+    assert verdicts(cells, _voting(single=0.3, voting=0.18, sigma=0.1)) == \
+        {"C1": "inconclusive", "C2": "inconclusive", "C3": "inconclusive", "R4": "report"}
+
+
+def test_a_median_n_never_reached_fails_and_single_misses_widen_the_interval():
+    never_at_200 = _cells(N200=np.full(10, np.inf))  # C1's numerator and C2's denominator
+    never_at_small_p = _cells(N200_small=np.r_[np.full(6, np.inf), np.full(4, 4000.0)])  # C2's numerator
+    for cells, failed in ((never_at_200, {"C1", "C2"}), (never_at_small_p, {"C2"})):
+        found = claims(cells, [20, 63, 200], [0.1, 0.4], _voting(), 9, K_CELLS, deciding=True)
+        assert {c.id for c in found if c.verdict.word == "fail"} == failed
+        assert all("target never reached: median N beyond the budget" in c.verdict.reason for c in found if c.id in failed)
+    some_missed = _cells(N200_small=np.r_[np.full(3, np.inf), spread(4000.0, 0.05, seed=9, n=7)])
+    c2 = claims(some_missed, [20, 63, 200], [0.1, 0.4], _voting(), 9, K_CELLS, deciding=True)[1]
+    assert c2.ours == pytest.approx(10.0, rel=0.1) and c2.verdict.interval.high == np.inf
+    assert c2.details["N_per_instance"]["p = 0.1"][:3] == [None] * 3
+
+
+def test_smoke_and_missing_settings_are_not_decided():
+    assert set(verdicts(deciding=False).values()) == {"undecided", "report"}
+    lacking = claims(_cells(), [20, 63], [0.4], _voting(), 9, K_CELLS, deciding=True)
+    assert [c.verdict.word for c in lacking[:2]] == ["undecided", "undecided"]
+    assert "the profile lacks d = 20 and 200" in lacking[0].verdict.reason
 
 
 def test_the_step_is_picked_by_median_n_then_gradient_norm():

@@ -24,6 +24,7 @@ def networks(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.heavy  # a table of 28 rows in a child process that imports torch: ~5-10 s
 def test_qaoa2_solve(tmp_path, networks):
     graph = write(tmp_path / "ring.txt", "# u v w\n0 1 1\n1 2 2\n2 3 1\n3 0 1\n0 2 -1\n")
     f = lambda name, text: write(tmp_path / name, text)  # noqa: E731

@@ -1,59 +1,139 @@
-"""prox_last_iterate's claims and fitted slopes decide from the numbers they are given."""
+"""prox_last_iterate's claims decide on bootstrap intervals over seeds: a sample that clears the gate passes, one
+wholly outside fails, one that straddles is inconclusive, and the smoke switch leaves them undecided."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from flows.prox_last_iterate.claims import claim_c1, claim_c2, claim_c3
-from flows.prox_last_iterate.params import Params
-from flows.prox_last_iterate.rates import seed_slopes, slope_interval
+from flows.prox_last_iterate.params import Q1, Q2, Params
+from flows.prox_last_iterate.pipeline import OUTPUTS, slopes
+from flows.prox_last_iterate.rates import log_slope, slope_fit
 from tasks.core.params import load_paper_params
 from tests.conftest import ROOT
+
+SEEDS = 5
+SPREAD = np.array([0.99, 0.995, 1.0, 1.005, 1.01])  # a per-seed factor: a tight sample
+WIDE = np.array([0.5, 0.7, 1.0, 1.4, 2.0])  # a noisy one
 
 
 @pytest.fixture(scope="module")
 def params() -> Params:
-    return load_paper_params(ROOT, "prox_last_iterate", "default", Params)
+    found = load_paper_params(ROOT, "prox_last_iterate", "default", Params)
+    assert found.seeds == SEEDS
+    return found
 
 
-def rows(params: Params, last: dict, average: float = 10.0, wins: int = 5) -> list[dict]:
-    out = []
-    for p in ("netlasso", "lasso_diabetes"):
-        runs = getattr(params, p)
-        for c in runs.cs:
-            for T in runs.horizons:
-                out.append({"problem": p, "c": c, "T": T, "last_gap_mean": last(p, c, T), "average_gap_mean": average,
-                            "last_beats_average_seeds": wins})
-    return out
+def make_runs(params: Params, last, spread=lambda p, c, T: SPREAD, average: float = 1e3) -> dict:
+    """problem -> T -> output -> (seeds, cs), as pipeline.load_runs reads the solve stage's files: each seed's last
+    gap last(p, c, T) x spread(p, c, T)[seed], the averages' gaps `average`."""
+    runs = {}
+    for p in (Q1, Q2):
+        grid = getattr(params, p)
+        runs[p] = {T: {"last": np.stack([last(p, c, T) * spread(p, c, T) for c in grid.cs], 1),
+                       **{name: np.full((SEEDS, len(grid.cs)), average) for name in OUTPUTS[1:]}}
+                   for T in grid.horizons}
+    return runs
 
 
-def test_c1_ratio_over_the_rate_pair(params):
-    data = rows(params, lambda p, c, T: 100.0 / np.sqrt(T))  # a 1/sqrt(T) rate: ratio 1/4 from 4000 to 64000
-    claim = claim_c1(data, params, True)
-    assert claim.ours == pytest.approx(0.25) and claim.passed is True
-    slow = rows(params, lambda p, c, T: 100.0 / T ** 0.2)
-    assert claim_c1(slow, params, True).passed is False
+def sqrt_rate(p, c, T):
+    return 100.0 / np.sqrt(T)
 
 
-def test_c2_needs_the_mean_and_four_of_five_seeds(params):
-    assert claim_c2(rows(params, lambda p, c, T: 1.0), params, True).passed is True
-    assert claim_c2(rows(params, lambda p, c, T: 1.0, wins=3), params, True).passed is False
-    worse = rows(params, lambda p, c, T: 11.0 if p == "netlasso" else 1.0)
-    claim = claim_c2(worse, params, True)
-    assert claim.ours == pytest.approx(1.1) and claim.passed is False
+def only_at(cell_p, cell_c, inside, outside):
+    """A per-(p, c, T) function that is `inside` at one (problem, c) and `outside` elsewhere."""
+    return lambda p, c, T: inside(p, c, T) if (p, c) == (cell_p, cell_c) else outside(p, c, T)
 
 
-def test_slopes_recover_a_power_law_with_an_interval():
+# ---------------------------------------------------------------- C1: gap ratio from T_from to T_to
+
+def test_c1_passes_on_a_sqrt_rate_and_fails_on_a_slow_one(params):
+    claim = claim_c1(make_runs(params, sqrt_rate), params, True)
+    assert claim.verdict.word == "pass" and claim.ours == pytest.approx(0.25, rel=0.02) and claim.threshold == 0.5
+    assert claim.verdict.interval.high < 0.5 and claim.details["cells"]["netlasso.c0.1"]["gaps_T_to"]
+    slow = claim_c1(make_runs(params, lambda p, c, T: 100.0 / T ** 0.1), params, True)  # ratio 16^-0.1 = 0.76
+    assert slow.verdict.word == "fail" and slow.verdict.interval.low > 0.5
+
+
+def test_c1_straddles_when_one_cell_is_noisy_at_the_gate(params):
+    at_gate = lambda p, c, T: 100.0 * (0.5 if T == 64000 else 1.0)  # noqa: E731 - ratio 1/2 exactly
+    runs = make_runs(params, only_at(Q2, 0.3, at_gate, sqrt_rate), spread=only_at(Q2, 0.3, lambda *_: WIDE,
+                                                                                  lambda *_: SPREAD))
+    claim = claim_c1(runs, params, True)
+    assert claim.verdict.word == "inconclusive" and claim.details["deciding_cell"] == "lasso_diabetes.c0.3"
+    assert claim.verdict.interval.low < 0.5 < claim.verdict.interval.high
+    assert claim.details["cells"]["netlasso.c1"]["verdict"] == "pass"
+
+
+def test_one_failing_cell_fails_the_claim_whatever_the_others(params):
+    slow = lambda p, c, T: 100.0 / T ** 0.1  # noqa: E731
+    claim = claim_c1(make_runs(params, only_at(Q1, 1.0, slow, sqrt_rate)), params, True)
+    assert claim.verdict.word == "fail" and claim.details["deciding_cell"] == "netlasso.c1"
+    assert "5 of 6 parts pass" in claim.verdict.reason
+
+
+# ---------------------------------------------------------------- C2: Q1 last iterate against the uniform average
+
+def test_c2_passes_fails_and_straddles_on_the_mean_ratio(params):
+    clear = claim_c2(make_runs(params, lambda p, c, T: 100.0), params, True)  # last 100 vs average 1000
+    assert clear.verdict.word == "pass" and clear.ours == pytest.approx(0.1) and clear.threshold == 1.0
+    assert "every cell (exact count)" in clear.verdict.reason
+    # a cell where the last iterate is no worse in 4 of 5 seeds but its mean is the average's: the interval straddles 1
+    one_bad_seed = lambda p, c, T: np.array([0.5, 0.5, 0.5, 0.5, 3.0])  # noqa: E731
+    straddle = claim_c2(make_runs(params, lambda p, c, T: 1e3,
+                                  spread=lambda p, c, T: one_bad_seed(p, c, T) if (c, T) == (0.3, 16000) else SPREAD * 0.1),
+                        params, True)
+    assert straddle.verdict.word == "inconclusive" and straddle.details["deciding_cell"] == "c0.3.T16000"
+    worse = claim_c2(make_runs(params, lambda p, c, T: 2e3), params, True)
+    assert worse.verdict.word == "fail"  # the last iterate is worse in every seed: the exact count decides
+    assert worse.verdict.reason.startswith("exact:") and worse.verdict.interval is None
+
+
+def test_c2_fails_on_the_seed_count_when_the_mean_ratio_holds(params):
+    spread = lambda p, c, T: np.array([0.1, 0.1, 0.1, 1.5, 1.5])  # noqa: E731 - mean 0.66, no worse in 3 of 5 seeds
+    claim = claim_c2(make_runs(params, lambda p, c, T: 1e3, spread=spread), params, True)
+    assert claim.verdict.word == "fail" and "fewer than 4 seeds" in claim.verdict.reason
+
+
+# ---------------------------------------------------------------- C3: the fitted slope
+
+def test_slopes_recover_a_power_law_with_an_interval_over_seeds():
     horizons = [1000, 4000, 16000, 64000]
     rng = np.random.default_rng(0)
-    gaps = np.array([[3.0 * T ** -0.5 * np.exp(0.01 * rng.standard_normal()) for T in horizons] for _ in range(5)])
-    slopes = seed_slopes(horizons, gaps)
-    assert np.allclose(slopes, -0.5, atol=0.02)
-    fit = slope_interval(slopes)
-    assert fit["low"] < fit["slope"] < fit["high"] and abs(fit["slope"] + 0.5) < 0.01 and fit["seeds"] == 5
-    assert slope_interval(slopes[:1])["high"] is None
-    fits = {"netlasso": {0.3: {"last": fit, "average": fit}}}
-    assert claim_c3(fits, True).passed is True  # -0.5 with a narrow interval: the upper end is below -0.4
-    flat = slope_interval(seed_slopes(horizons, gaps ** 0.5))  # slope -0.25
-    assert claim_c3({"netlasso": {0.3: {"last": flat, "average": flat}}}, True).passed is False
-    assert claim_c3({"netlasso": {0.3: {"last": slope_interval(slopes[:1]), "average": fit}}}, True).passed is None
+    gaps = [3.0 * T ** -0.5 * np.exp(0.05 * rng.standard_normal(SEEDS)) for T in horizons]
+    fit = slope_fit(horizons, gaps, seed=0)
+    assert fit["interval"].low < fit["slope"] < fit["interval"].high and abs(fit["slope"] + 0.5) < 0.03
+    assert "resampled per horizon" in fit["interval"].method and fit["seeds"] == SEEDS
+    # the statistic is the mean of the per-seed slopes: the slope of the mean log gap
+    per_seed = [log_slope(horizons, *(np.array([g[s]]) for g in gaps)) for s in range(SEEDS)]
+    assert fit["slope"] == pytest.approx(np.mean(per_seed))
+    assert slope_fit(horizons, [g[:1] for g in gaps], seed=0)["interval"] is None
+
+
+def c3(params: Params, last, spread=lambda p, c, T: SPREAD, deciding: bool = True):
+    runs = make_runs(params, last, spread=spread)
+    return claim_c3(runs, slopes(runs, params), params, deciding)
+
+
+def test_c3_passes_at_the_papers_rate_and_fails_on_a_slower_one(params):
+    claim = c3(params, sqrt_rate)
+    assert claim.verdict.word == "pass" and claim.ours == pytest.approx(-0.5, abs=0.01) and claim.threshold == -0.4
+    flat = c3(params, only_at(Q2, 1.0, lambda p, c, T: 100.0 / T ** 0.25, sqrt_rate))
+    assert flat.verdict.word == "fail" and flat.details["deciding_cell"] == "lasso_diabetes.c1"
+    assert flat.ours == pytest.approx(-0.25, abs=0.01) and flat.verdict.interval.low > -0.4
+
+
+def test_c3_straddles_at_the_gate_with_noisy_seeds(params):
+    # slope -0.4 exactly (every horizon's seeds have the same spread), but a wide spread at one cell
+    horizons = params.lasso_diabetes.horizons
+    claim = c3(params, only_at(Q2, 0.3, lambda p, c, T: 100.0 / T ** 0.4, sqrt_rate),
+               spread=only_at(Q2, 0.3, lambda p, c, T: np.roll(WIDE, horizons.index(T)), lambda *_: SPREAD))
+    assert claim.verdict.word == "inconclusive" and claim.details["deciding_cell"] == "lasso_diabetes.c0.3"
+    assert claim.ours == pytest.approx(-0.4) and claim.verdict.interval.low < -0.4 < claim.verdict.interval.high
+
+
+def test_the_smoke_switch_leaves_every_claim_undecided(params):
+    runs = make_runs(params, sqrt_rate)
+    decided = [claim_c1(runs, params, False), claim_c2(runs, params, False), claim_c3(runs, slopes(runs, params), params, False)]
+    assert [claim.verdict.word for claim in decided] == ["undecided"] * 3
+    assert all(claim.ours is not None and claim.verdict.interval is None for claim in decided)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from tests.cli_table import Row, check_rows, run_rows
 
@@ -13,6 +14,7 @@ def write(tmp_path, name: str, spec: dict) -> str:
     return str(tmp_path / name)
 
 
+@pytest.mark.heavy  # two child processes: ~4 s (test_shared_outputs.py runs the command in the unit tier)
 def test_solve_and_bad_inputs(tmp_path):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((60, 5))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli_table import Row, check_rows, run_rows
 
 USER_MODULE = """import numpy as np
@@ -23,6 +25,7 @@ def fails(x):
 """
 
 
+@pytest.mark.heavy  # a table of good and bad runs in a child process: ~4-8 s
 def test_minimize_good_and_bad(tmp_path):
     (tmp_path / "userobj.py").write_text(USER_MODULE)
     d, n = ("riemannian-dueling", "minimize"), ("ncrs", "minimize")

@@ -29,19 +29,21 @@ def test_control_scales_only_adamws_lr():
             damped_options({"lr": 1e-3}, bad)
 
 
-def test_control_is_shown_beside_the_claim_and_never_changes_passed():
+def test_control_is_shown_beside_the_claim_and_never_changes_the_verdict():
     runs = []
     for seed in range(3):
         runs += [digits_run("qat", "sadam", seed, [0.9, 0.91], 0.3), digits_run("qat", "adamw", seed, [0.9, 0.90]),
                  digits_run("qat", "prox_sgd", seed, [0.8, 0.85]), digits_run("qat", CONTROL, seed, [0.9, 0.95]),
                  digits_run("noisy", "sadam", seed, [0.7, 0.7], 0.2), digits_run("noisy", "adamw", seed, [0.6, 0.8]),
                  digits_run("noisy", CONTROL, seed, [0.6, 0.7]), ridge_run("sadam", seed, 40), ridge_run("adamw", seed, 100)]
-    table = medians([run_summary(r, volatility_epochs=10) for r in runs])
+    summaries = [run_summary(r, volatility_epochs=10) for r in runs]
+    table = medians(summaries)
     record = {"damping": 0.3, "lr": 3e-4, "adamw_lr": 1e-3}
     controls = {task: control_details(table, task, record) for task in ("qat", "noisy")}
-    common = dict(qat_task="qat", noisy_task="noisy", rosenbrock_task="ridge", chattering_ratio=0.8, decide=True)
-    with_controls, without = claims(table, controls=controls, **common), claims(table, **common)
-    assert [c.passed for c in with_controls] == [c.passed for c in without] == [True, False, True]
+    common = dict(qat_task="qat", noisy_task="noisy", rosenbrock_task="ridge", chattering_ratio=0.8, deciding=True)
+    with_controls, without = claims(summaries, controls=controls, **common), claims(summaries, **common)
+    assert [c.verdict for c in with_controls] == [c.verdict for c in without]
+    assert [c.verdict.word for c in with_controls] == ["pass", "fail", "pass"]
     qat = with_controls[0].details["controls"][CONTROL]
     assert qat["median_accuracy"] == 0.95 and qat["lr"] == 3e-4 and qat["sadam_minus_control_pp"] == pytest.approx(-4.0)
     noisy = with_controls[1].details["controls"][CONTROL]

@@ -46,6 +46,7 @@ def test_model_file_round_trip(model_file, tmp_path):
         load_classifier(tmp_path / "other.safetensors")
 
 
+@pytest.mark.heavy  # a child process that loads the model and classifies: ~3 s (the hostile inputs stay)
 def test_classify_a_mesh_and_its_corruptions(model_file, tmp_path):
     trimesh.creation.torus(major_radius=0.7, minor_radius=0.2).export(tmp_path / "torus.stl")
     done = papers(str(tmp_path / "torus.stl"), "--model", str(model_file), "--corrupt", "0.3", "--sample", "256", "--json")

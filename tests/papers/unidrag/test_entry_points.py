@@ -68,6 +68,7 @@ def vehicle_stl(tmp_path_factory) -> Path:
     return export_stl(mesh, tmp_path_factory.mktemp("meshes") / "car.stl")
 
 
+@pytest.mark.heavy  # a child process that imports torch and optimizes a shape: ~6-9 s
 def test_unidrag_predict_and_optimize(tmp_path, surrogate, vehicle_stl):
     import trimesh
 

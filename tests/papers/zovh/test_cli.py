@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from tests.cli_table import Row, check_rows, run_rows
 
@@ -20,6 +21,7 @@ def boom(x):
 """
 
 
+@pytest.mark.heavy  # two child processes: ~4 s (test_shared_outputs.py runs the command in the unit tier)
 def test_estimate_and_bad_inputs(tmp_path):
     (tmp_path / "userfn.py").write_text(MODULE)
     np.save(tmp_path / "x.npy", np.linspace(-1, 1, 10))
