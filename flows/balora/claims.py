@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from tasks.core.claims import (Claim, Gate, Verdict, bootstrap_interval, decide, exact, median_interval, on_interval,
-                               t_interval)
+from tasks.core.claims import (Claim, Gate, Verdict, all_hold, bootstrap_interval, decide, exact, median_interval,
+                               on_interval, on_timings, t_interval)
 from tasks.core.seeding import derive_seed
 
 from .summaries import steps_to_reach
@@ -17,29 +17,12 @@ C1_RATIO, C1_BELOW_FRACTION = 0.5, 0.8
 C2_RATIO, C2_CLOSED_FORM_TOL, C2_GAP_TOL = 0.5, 0.10, 1e-8
 C3_STEP_FRACTION = 0.8
 C4_RATIO = 1.15
-MIN_TIMING_REPEATS = 9  # with fewer, the order-statistic interval of a median spans the whole sample
 BOOTSTRAP_SEED = 0
 
 
 def finite_or_none(value: float) -> float | None:
     """A number for claims.json, which has no infinity: None for a target never reached or a diverged run."""
     return float(value) if math.isfinite(value) else None
-
-
-def all_hold(parts: dict[str, Verdict]) -> Verdict:
-    """A claim of several conditions: fail when one fails, pass when all pass, inconclusive otherwise. The first
-    part is the claim's statistic (`ours`): its interval stands for the claim."""
-    words = {verdict.word for verdict in parts.values()}
-    word = "fail" if "fail" in words else "pass" if words == {"pass"} else "inconclusive"
-    return Verdict(word, "; ".join(f"{name}: {verdict.reason}" for name, verdict in parts.items()),
-                   next(iter(parts.values())).interval)
-
-
-def on_timings(values: list[float], gate: Gate, what: str) -> Verdict:
-    """A timing's median over repeats against its gate; inconclusive with fewer repeats than an interval needs."""
-    if len(values) < MIN_TIMING_REPEATS:
-        return Verdict("inconclusive", f"fewer than {MIN_TIMING_REPEATS} repeats ({what}: {len(values)})")
-    return on_interval(median_interval(values, what), gate)
 
 
 def ratio_of_final_medians(pairs: np.ndarray) -> float:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tasks.core.claims import Claim, Gate, Verdict, bootstrap_interval, decide, not_run, on_interval
+from tasks.core.claims import Claim, Gate, Verdict, all_hold, bootstrap_interval, decide, not_run, on_interval
 from tasks.core.seeding import derive_seed
 
 from .summaries import value
@@ -43,14 +43,6 @@ def gain_over_best(triples: np.ndarray) -> float:
 def drop_difference(mild: np.ndarray, hard: np.ndarray) -> float:
     """(FedCDWA's drop - FedAvg's drop) from the mild to the hard alpha, with (FedCDWA, FedAvg) rows per alpha."""
     return mean_gain(mild) - mean_gain(hard)
-
-
-def both(first: Verdict, second: Verdict) -> Verdict:
-    """A claim of two gated parts: pass when both pass, fail when either fails, inconclusive otherwise. The first
-    part's interval stands for the claim's (its `ours`); the reason gives both."""
-    words = {first.word, second.word}
-    word = "fail" if "fail" in words else "pass" if words == {"pass"} else "inconclusive"
-    return Verdict(word, f"first part: {first.reason}; second part: {second.reason}", first.interval)
 
 
 def _bootstrap_seed(seed: int, *keys) -> int:
@@ -109,7 +101,8 @@ def claim_c2(table: dict, alphas: list[float], deciding: bool, seed: int) -> Cla
             return not_run(f"FedCDWA, FedAvg or FedProto has no runs at alpha = {alpha:g}")
         near_best = bootstrap_interval([triples], gain_over_best, _bootstrap_seed(seed, "C2", "best"), "seeds")
         over_fedavg = bootstrap_interval([triples[:, :2]], mean_gain, _bootstrap_seed(seed, "C2", "fedavg"), "seeds")
-        return both(on_interval(near_best, Gate(low=-C2_SLACK)), on_interval(over_fedavg, Gate(low=C2_MARGIN)))
+        return all_hold({"near the best": on_interval(near_best, Gate(low=-C2_SLACK)),
+                         "over FedAvg": on_interval(over_fedavg, Gate(low=C2_MARGIN))})
 
     fedavg_ft = value(table, "fedavg_ft", alpha, "personal_mean")
     ours = value(table, "fedcdwa", alpha, "personal_mean")

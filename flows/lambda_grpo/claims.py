@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from tasks.core.claims import (Claim, Gate, Verdict, bootstrap_interval, decide, exact, median_interval, on_interval,
-                               t_interval)
+from tasks.core.claims import (Claim, Gate, Verdict, all_hold, bootstrap_interval, decide, exact, median_interval,
+                               on_interval, on_timings, t_interval)
 from tasks.core.seeding import derive_seed
 
 from .experiments import rl_settings
@@ -25,24 +25,7 @@ C2_FRACTION = 0.90
 C3_PEAK_FRACTION, C3_SPEEDUP, C3_PEAK_SLACK = 0.95, 0.75, 0.01
 C4_FACTOR = 1.10
 PRECONDITION = (0.10, 0.85)
-MIN_TIMING_REPEATS = 9  # with fewer, the order-statistic interval of a median spans the whole sample
 BOOTSTRAP_SEED = 0
-
-
-def all_hold(parts: dict[str, Verdict]) -> Verdict:
-    """A claim of several conditions: fail when one fails, pass when all pass, inconclusive otherwise. The first
-    part is the claim's statistic (`ours`): its interval stands for the claim."""
-    words = {verdict.word for verdict in parts.values()}
-    word = "fail" if "fail" in words else "pass" if words == {"pass"} else "inconclusive"
-    return Verdict(word, "; ".join(f"{name}: {verdict.reason}" for name, verdict in parts.items()),
-                   next(iter(parts.values())).interval)
-
-
-def on_timings(values: list[float], gate: Gate, what: str) -> Verdict:
-    """A timing's median over repeats against its gate; inconclusive with fewer repeats than an interval needs."""
-    if len(values) < MIN_TIMING_REPEATS:
-        return Verdict("inconclusive", f"fewer than {MIN_TIMING_REPEATS} repeats ({what}: {len(values)})")
-    return on_interval(median_interval(values, what), gate)
 
 
 def primary_runs(params: Params, runs: list[dict]) -> dict[str, list[dict]]:

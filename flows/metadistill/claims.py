@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from tasks.core.claims import Claim, Gate, Verdict, bootstrap_interval, decide, not_run, on_interval
+from tasks.core.claims import Claim, Gate, Verdict, bootstrap_interval, decide, not_run, on_interval, worst_part
 from tasks.core.seeding import derive_seed
 
 from .summaries import at_dim, average_ranks, count_wins, median_log10_ratio, median_log_ratio, precisions, rank_means, wins
@@ -23,7 +23,6 @@ C1_WINS_OF_24, C1_LOG_RATIO = 14, 0.0
 C2_MARGIN = 0.1
 C2_VARIANTS = (BASELINE, md(0), md(1))
 UNITS = "seeds per function (paired across variants)"
-WORSE_FIRST = ("fail", "inconclusive", "pass")
 
 
 def function_samples(seeds: dict, dim: int, names: tuple[str, ...]) -> list[np.ndarray]:
@@ -51,16 +50,6 @@ def ssft_rank_gain(*samples: np.ndarray) -> float:
     """md_j1's average rank less md_j0's among (baseline, md_j0, md_j1) (the columns in that order)."""
     ranks = rank_means(function_means(samples))
     return float(ranks[2] - ranks[1])
-
-
-def worst_part(parts: dict[str, Verdict]) -> tuple[str, Verdict]:
-    """A claim that holds where every part holds: a failing part decides it, else a straddling one, else it passes;
-    among parts of one verdict the first listed decides (list the headline or the worst part first)."""
-    name = min(parts, key=lambda part: WORSE_FIRST.index(parts[part].word))
-    passing = sum(verdict.word == "pass" for verdict in parts.values())
-    deciding = parts[name]
-    return name, Verdict(deciding.word, f"{name} decides ({passing} of {len(parts)} parts pass): {deciding.reason}",
-                         deciding.interval)
 
 
 def part_record(verdict: Verdict) -> dict:

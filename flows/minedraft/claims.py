@@ -7,8 +7,8 @@ import statistics
 
 import numpy as np
 
-from tasks.core.claims import (Claim, Gate, Interval, Verdict, bootstrap_interval, decide, exact, median_interval,
-                               on_interval)
+from tasks.core.claims import (Claim, Gate, Interval, Verdict, all_hold, bootstrap_interval, decide, exact,
+                               median_interval, on_interval, on_timings)
 from tasks.core.seeding import derive_seed
 from tasks.lm.speculative import accept_sampled, expected_tokens
 
@@ -20,24 +20,7 @@ C2_THROUGHPUT, C2_LATENCY = 1.15, 0.90
 C3_TOLERANCE = 0.20
 VSR_POINTS = 2.0
 SAMPLER_BLOCKS = 100  # C1's units: blocks of independent draws (a bootstrap over single draws would not fit memory)
-MIN_TIMING_REPEATS = 9  # with fewer, the order-statistic interval of a median spans the whole sample
 BOOTSTRAP_SEED = 0
-
-
-def all_hold(parts: dict[str, Verdict]) -> Verdict:
-    """A claim of several conditions: fail when one fails, pass when all pass, inconclusive otherwise. The first
-    part is the claim's statistic (`ours`): its interval stands for the claim."""
-    words = {verdict.word for verdict in parts.values()}
-    word = "fail" if "fail" in words else "pass" if words == {"pass"} else "inconclusive"
-    return Verdict(word, "; ".join(f"{name}: {verdict.reason}" for name, verdict in parts.items()),
-                   next(iter(parts.values())).interval)
-
-
-def on_timings(values: list[float], gate: Gate, what: str) -> Verdict:
-    """A timing's median over repeats against its gate; inconclusive with fewer repeats than an interval needs."""
-    if len(values) < MIN_TIMING_REPEATS:
-        return Verdict("inconclusive", f"fewer than {MIN_TIMING_REPEATS} repeats ({what}: {len(values)})")
-    return on_interval(median_interval(values, what), gate)
 
 
 def repeat_ratios(runs: list[dict], top: tuple[str, int], bottom: tuple[str, int], metric: str) -> list[float]:

@@ -20,28 +20,17 @@ import math
 
 import numpy as np
 
-from tasks.core.claims import SMOKE, Claim, Gate, Verdict, bootstrap_interval, exact, not_run, on_interval
+from tasks.core.claims import SMOKE, Claim, Gate, Verdict, bootstrap_interval, exact, not_run, on_interval, worst_part
 from tasks.core.seeding import derive_seed
 
 from .params import Q1, Q2, Params
 
 C1_FACTOR, C2_FACTOR, C2_SEED_SHARE, C3_SLOPE = 0.5, 1.0, 0.8, -0.4
-WORSE_FIRST = ("fail", "inconclusive", "pass")
 
 
 def seed_gaps(runs: dict, params: Params, problem: str, c: float, T: int, output: str = "last") -> np.ndarray:
     """The per-seed gaps of one (problem, c, T) run of `runs` (pipeline.load_runs)."""
     return runs[problem][T][output][:, list(getattr(params, problem).cs).index(c)]
-
-
-def worst_part(parts: dict[str, Verdict]) -> tuple[str, Verdict]:
-    """A claim that holds where every part holds: a failing part decides it, else a straddling one, else it passes;
-    among parts of one verdict the first listed decides (list the headline or the worst part first)."""
-    name = min(parts, key=lambda part: WORSE_FIRST.index(parts[part].word))
-    passing = sum(verdict.word == "pass" for verdict in parts.values())
-    deciding = parts[name]
-    return name, Verdict(deciding.word, f"{name} decides ({passing} of {len(parts)} parts pass): {deciding.reason}",
-                         deciding.interval)
 
 
 def every_cell(statistics: dict[str, float], verdicts: dict[str, Verdict] | None) -> tuple[str, Verdict]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.core.claims import (Claim, Gate, Verdict, bootstrap_interval, decide, exact, median_of, never_reached,
-                               not_run, on_interval, report_only)
+from tasks.core.claims import (Claim, Gate, Verdict, all_hold, bootstrap_interval, decide, exact, median_of,
+                               never_reached, not_run, on_interval, report_only)
 from tasks.core.seeding import derive_seed
 
 C1_N, C1_GAP, C1_CONTROL = 50, 0.05, 0.5
@@ -43,22 +43,13 @@ def median_on(cid: str, values, gate: Gate) -> Verdict:
     return on_interval(bootstrap_interval([values], np.median, derive_seed(BOOTSTRAP_SEED, "bootstrap", cid), "seeds"), gate)
 
 
-def jointly(parts: dict[str, Verdict]) -> Verdict:
-    """A claim that holds only if every named part does: fail when a part fails, inconclusive when none fails but
-    one straddles, pass when all pass; the interval is the first part's (the claim's statistic)."""
-    words = {part.word for part in parts.values()}
-    word = "fail" if "fail" in words else "inconclusive" if "inconclusive" in words else "pass"
-    return Verdict(word, "; ".join(f"{name}: {part.reason}" for name, part in parts.items()),
-                   next(iter(parts.values())).interval)
-
-
 def claim_c1(rayleigh: dict, deciding: bool) -> Claim:
     """rayleigh: n -> method -> {"gap_at_claim": [per seed], ...}."""
     n = _size(rayleigh, C1_N)
     cell = rayleigh[n]
     gaps, control_gaps = cell["rdngd"]["gap_at_claim"], cell["reversed"]["gap_at_claim"]
     if n == C1_N:
-        verdict = decide(lambda: jointly({"RDNGD": median_on("C1", gaps, Gate(high=C1_GAP)),
+        verdict = decide(lambda: all_hold({"RDNGD": median_on("C1", gaps, Gate(high=C1_GAP)),
                                           "reversed control": median_on("C1.control", control_gaps,
                                                                         Gate(low=C1_CONTROL))}), deciding)
     else:
@@ -121,7 +112,7 @@ def claim_c3(karcher: dict, deciding: bool) -> Claim:
     min_eig = min(cell["rdngd"]["min_eig"])
     control_up = [v > 0 for v in cell["reversed"]["increase"]]
     if n == C3_N:
-        verdict = decide(lambda: jointly({
+        verdict = decide(lambda: all_hold({
             "RDNGD": median_on("C3", gaps, Gate(high=C3_GAP)),
             "SPD": exact(min_eig > 0, f"smallest eigenvalue over every traced iterate and seed {min_eig:.3g} > 0"),
             "reversed control": exact(bool(control_up) and all(control_up),
@@ -152,7 +143,7 @@ def claim_c4(simplex: dict, deciding: bool) -> Claim:
     rows = np.column_stack([simplex["subopt"][T] for T in horizons])
     feasible = simplex["max_sum_error"] < C4_SUM and simplex["min_x"] >= C4_MIN
     if ran:
-        verdict = decide(lambda: jointly({
+        verdict = decide(lambda: all_hold({
             "rate": on_interval(bootstrap_interval([rows], lambda r: rate_slope(horizons, r),
                                                    derive_seed(BOOTSTRAP_SEED, "bootstrap", "C4"), "seeds"),
                                 Gate(high=C4_SLOPE)),

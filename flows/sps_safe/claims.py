@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tasks.core.claims import SMOKE, Claim, Gate, Verdict, bootstrap_interval, decide, not_run, on_interval
+from tasks.core.claims import SMOKE, Claim, Gate, Verdict, bootstrap_interval, decide, not_run, on_interval, worst_part
 from tasks.core.seeding import derive_seed
 from tasks.train.lr_grid import best_point
 
@@ -28,7 +28,6 @@ C1_VERDICT = "mean"
 C1_STATISTICS = {"mean": "final_mean", "median": "final_median", "last_k_mean": "last_k_mean"}
 C1_TUNED = TUNED[P1]  # the baselines C1 takes at the best point of their grids (widened at an edge: calibration.py)
 BOOTSTRAP_SEED = 0  # the base of every claim's bootstrap seed: verdicts are the same on every evaluation
-WORSE_FIRST = ("fail", "inconclusive", "pass")
 
 
 def label_of(summary: dict, rule: str, param: float, lam: float = 0.0) -> str | None:
@@ -78,16 +77,6 @@ def tuned_grid(summary: dict, rule: str) -> dict:
     picks = {name: grid_pick(summary, rule, field) for name, field in C1_STATISTICS.items()}
     return picks[C1_VERDICT] | {"by_statistic": {name: {key: pick.get(key) for key in ("pick", "value", "at_edge")}
                                                  for name, pick in picks.items()}}
-
-
-def worst_part(parts: dict[str, Verdict]) -> tuple[str, Verdict]:
-    """A claim that holds where every part holds: a failing part decides it, else a straddling one, else it passes;
-    among parts of one verdict the first listed decides (list the headline or the worst part first)."""
-    name = min(parts, key=lambda part: WORSE_FIRST.index(parts[part].word))
-    passing = sum(verdict.word == "pass" for verdict in parts.values())
-    deciding = parts[name]
-    return name, Verdict(deciding.word, f"{name} decides ({passing} of {len(parts)} parts pass): {deciding.reason}",
-                         deciding.interval)
 
 
 def seed_columns(summary: dict, labels: list[str]) -> np.ndarray:

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from tasks.core.claims import Claim, Gate, Interval, Verdict, bootstrap_interval, decide, on_interval
+from tasks.core.claims import Claim, Gate, Interval, Verdict, all_hold, bootstrap_interval, decide, on_interval
 from tasks.core.seeding import derive_seed
 
 METRIC_NAMES = ("r2_cd", "surface_cp_rel_l2", "volume_rel_l2", "profile_mae")
@@ -40,14 +40,6 @@ def r2_interval(row: dict, shapes: int, resamples: int) -> Interval:
                     "percentile; R^2 of each seed's predictions, mean over seeds)")
 
 
-def both_hold(r2: Verdict, gain: Verdict) -> Verdict:
-    """C1 from its two parts: fail when either interval lies wholly outside its gate, pass when both lie inside,
-    inconclusive otherwise; the interval kept is R^2(UniDrag)'s (the claim's `ours`)."""
-    words = {r2.word, gain.word}
-    word = "fail" if "fail" in words else "pass" if words == {"pass"} else "inconclusive"
-    return Verdict(word, f"R^2(UniDrag): {r2.reason}; R^2(UniDrag) - R^2(Transolver): {gain.reason}", r2.interval)
-
-
 def prediction_claim(models: dict[str, list[dict]], intervals: dict[str, dict], min_r2: float, shapes: int,
                      resamples: int, decide_claims: bool) -> Claim:
     """models: kind -> test metrics per seed (kinds: unidrag, transolver, and any others); intervals:
@@ -59,8 +51,8 @@ def prediction_claim(models: dict[str, list[dict]], intervals: dict[str, dict], 
     gain = intervals["unidrag-transolver"]
 
     def verdict() -> Verdict:
-        return both_hold(on_interval(r2_interval(intervals["unidrag"], shapes, resamples), Gate(low=min_r2)),
-                         on_interval(r2_interval(gain, shapes, resamples), Gate(low=0.0)))
+        return all_hold({"R^2(UniDrag)": on_interval(r2_interval(intervals["unidrag"], shapes, resamples), Gate(low=min_r2)),
+                         "R^2(UniDrag) - R^2(Transolver)": on_interval(r2_interval(gain, shapes, resamples), Gate(low=0.0))})
 
     details = {"models": summary, "r2_transolver": r2_t, "relative_gain": (r2_u - r2_t) / abs(r2_t),
                "absolute_gain": r2_u - r2_t, "absolute_gain_interval": gain, "test_shapes": shapes,

@@ -164,15 +164,41 @@ def median_interval(values: Sequence[float], what: str, level: float = LEVEL) ->
     return Interval(ordered[k - 1], ordered[n - k], n, f"order-statistic interval of the median of {n} {what}", level)
 
 
-def decided(ok: bool, deciding: bool, *values) -> Verdict:
-    """A point verdict, for the claims not yet decided on an interval: `ok` as measured when the profile decides
-    and every number behind it exists; undecided, with the reason, otherwise (a claim that tells a target never
-    reached from a setting not run uses never_reached or not_run itself)."""
-    if not deciding:
-        return not_run(SMOKE)
-    if any(v is None for v in values):
-        return not_run("a number behind the claim is missing")
-    return Verdict("pass" if ok else "fail", "point estimate, no interval")
+MIN_TIMING_REPEATS = 9  # with fewer, the order-statistic interval of a median spans the whole sample
+
+
+def on_timings(values: Sequence[float], gate: Gate, what: str) -> Verdict:
+    """A timing's median over repeats against its gate; inconclusive with fewer repeats than its interval needs."""
+    if len(values) < MIN_TIMING_REPEATS:
+        return Verdict("inconclusive", f"fewer than {MIN_TIMING_REPEATS} repeats ({what}: {len(values)})")
+    return on_interval(median_interval(values, what), gate)
+
+
+def _combined_word(parts: Iterable[Verdict]) -> str:
+    words = {verdict.word for verdict in parts}
+    return "fail" if "fail" in words else "pass" if words == {"pass"} else "inconclusive"
+
+
+def all_hold(parts: dict[str, Verdict]) -> Verdict:
+    """A claim of several conditions: fail when one fails, pass when all pass, inconclusive otherwise. The first
+    part is the claim's statistic (its `ours`): its interval stands for the claim; the reason gives every part."""
+    return Verdict(_combined_word(parts.values()),
+                   "; ".join(f"{name}: {verdict.reason}" for name, verdict in parts.items()),
+                   next(iter(parts.values())).interval)
+
+
+WORSE_FIRST = ("fail", "inconclusive", "pass")
+
+
+def worst_part(parts: dict[str, Verdict]) -> tuple[str, Verdict]:
+    """A claim that holds where every part holds, told by the part that decides it: a failing part, else a
+    straddling one, else the first; among parts of one verdict the first listed decides (list the headline or the
+    worst part first). Its interval is the deciding part's."""
+    name = min(parts, key=lambda part: WORSE_FIRST.index(parts[part].word))
+    passing = sum(verdict.word == "pass" for verdict in parts.values())
+    deciding = parts[name]
+    return name, Verdict(deciding.word, f"{name} decides ({passing} of {len(parts)} parts pass): {deciding.reason}",
+                         deciding.interval)
 
 
 @dataclass

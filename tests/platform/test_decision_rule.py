@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from tasks.core.claims import (Claim, Gate, Interval, Verdict, bootstrap_interval, claims_document, decide, exact,
-                               headline_metrics, median_interval, never_reached, not_run, on_interval, report_only,
-                               t_interval)
+from tasks.core.claims import (Claim, Gate, Interval, Verdict, all_hold, bootstrap_interval, claims_document, decide,
+                               exact, headline_metrics, median_interval, never_reached, not_run, on_interval,
+                               on_timings, report_only, t_interval, worst_part)
 
 
 def interval(low: float, high: float) -> Interval:
@@ -86,6 +86,25 @@ def test_t_and_median_intervals():
     assert (timing.low, timing.high) == (2.0, 8.0)  # x(2), x(8) of 9: coverage 96%
     with pytest.raises(ValueError, match="at least 9 repeats"):
         median_interval(range(8), "repeats")
+
+
+def test_timings_decide_on_nine_repeats_or_more():
+    assert on_timings([1.0] * 8, Gate(high=2.0), "repeats").word == "inconclusive"
+    assert on_timings([1.0] * 9, Gate(high=2.0), "repeats").word == "pass"
+    assert on_timings([3.0] * 9, Gate(high=2.0), "repeats").word == "fail"
+
+
+def test_a_claim_of_parts_holds_where_every_part_holds():
+    yes, no = Verdict("pass", "a", interval(1, 2)), Verdict("fail", "b", interval(3, 4))
+    maybe = Verdict("inconclusive", "c", interval(5, 6))
+    assert all_hold({"x": yes, "y": yes}).word == "pass"
+    assert all_hold({"x": yes, "y": no}).word == "fail" and all_hold({"x": no, "y": maybe}).word == "fail"
+    both = all_hold({"x": yes, "y": maybe})
+    assert both.word == "inconclusive" and both.interval == yes.interval and both.reason == "x: a; y: c"
+    name, verdict = worst_part({"x": yes, "y": maybe, "z": no})
+    assert name == "z" and verdict.word == "fail" and verdict.interval == no.interval
+    assert verdict.reason.startswith("z decides (1 of 3 parts pass)")
+    assert worst_part({"x": yes, "y": maybe})[0] == "y" and worst_part({"x": yes, "y": yes})[0] == "x"
 
 
 def test_metrics_json_keeps_the_interval_and_the_pass_flag():
