@@ -71,7 +71,7 @@ def check_stages(root: Path, paper: str, declared: Paper) -> None:
             if name not in written:
                 raise DeclarationError(f"{where}: stage {stage.name!r} reads {name!r}, which no earlier stage writes "
                                        f"(written so far: {', '.join(written) or 'nothing'})")
-        for name in (*stage.outputs, *stage.committed, *stage.plots, *(("claims.json", "metrics.json") if stage.claims else ())):
+        for name in stage.written:
             if not _valid_name(name):
                 raise DeclarationError(f"{where}: stage {stage.name!r} output {name!r} must be a relative path under "
                                        f"data/{paper}/ without '..'")

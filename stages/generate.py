@@ -45,7 +45,7 @@ def _entries(indent: str, paths: list[str], committed: bool) -> str:
 def stage_yaml(root: Path, paper: str, stage: Stage) -> str:
     data = f"data/{paper}/"
     outs = _entries("      ", [data + name for name in stage.outputs], False)
-    outs += _entries("      ", [data + name for name in (("claims.json",) if stage.claims else ()) + stage.committed], True)
+    outs += _entries("      ", [data + name for name in stage.kept_in_git], True)
     text = (f"  {paper}-{stage.name}:\n    wdir: ../..\n    cmd: python -m stages {paper} {stage.name}\n    deps:\n"
             + _entries("      ", stage_code_deps(root, paper, stage.name) + [data + name for name in stage.inputs], False)
             + "    params:\n      - params.yaml:\n          - profile\n"

@@ -19,11 +19,13 @@ from pathlib import Path
 
 import psutil
 
+from tasks.core.claims import claims_document, headline_metrics
+from tasks.core.default_models import FOLDER as DEFAULT_MODELS
+from tasks.core.default_models import write_default_models
 from tasks.core.device import resolve_device
 from tasks.core.io import atomic_outputs, path_md5, write_json
 from tasks.core.params import ParamsError, active_profile, load_paper_params, read_yaml
 from tasks.core.provenance import git_commit, git_dirty
-from tasks.core.claims import claims_document, headline_metrics
 from tasks.core.stage import StageContext, StageReport
 
 from . import server
@@ -96,6 +98,21 @@ def write_claims(context: StageContext, report: StageReport, run_id: str, dirty:
     write_json(context.out("metrics.json"), headline_metrics(report.claims, **report.headline))
 
 
+def staged_file(context: StageContext, relative: str) -> Path:
+    """Where the file `relative` (under data/<paper>/, inside one of the stage's outputs) is while staged."""
+    for name, staged in context.outputs.items():
+        if relative == name or relative.startswith(f"{name}/"):
+            return staged / relative.removeprefix(name).lstrip("/")
+    raise RuntimeError(f"{context.paper}: model file {relative!r} is not inside an output of the stage")
+
+
+def commit_default_models(context: StageContext, report: StageReport, run_id: str, dirty: bool) -> None:
+    """A committed copy of each model the stage registers, with its provenance (tasks/core/default_models.py)."""
+    models = {name: staged_file(context, relative) for name, relative in report.models.items()}
+    write_default_models(context.out(DEFAULT_MODELS), context.paper, models, context.profile, context.commit, dirty,
+                         run_id)
+
+
 def remove_stale_staging(targets: list[Path]) -> None:
     """Delete the temporary twins a killed run of this stage left beside its outputs (DVC's lock
     on the repository means no live run of the same stage can own them)."""
@@ -165,11 +182,17 @@ def _run_stage(root: Path, spec: StageSpec, tracker: Tracker, guard: StageGuard)
                 raise RuntimeError(f"{paper}-{stage}: flows/{paper}/paper.py says the stage "
                                    f"{'returns' if 'claims.json' in context.outputs else 'does not return'} claims, "
                                    f"and its flow returned {'none' if report.claims is None else 'some'}")
-            # The only wait on the companion before close: the run is open (its id goes into claims.json), else
-            # the store cannot record it and the outputs stay out of place.
+            if (DEFAULT_MODELS in context.outputs) != bool(report.models):
+                raise RuntimeError(f"{paper}-{stage}: flows/{paper}/paper.py says the stage "
+                                   f"{'registers' if DEFAULT_MODELS in context.outputs else 'does not register'} "
+                                   f"models, and its flow returned {'none' if not report.models else 'some'}")
+            # The only wait on the companion before close: the run is open (its id goes into claims.json and the
+            # default models' provenance), else the store cannot record it and the outputs stay out of place.
             run_id = tracker.run_id(timeout=CLOSE_TIMEOUT_S)
             if report.claims is not None:
                 write_claims(context, report, run_id, dirty)
+            if report.models:
+                commit_default_models(context, report, run_id, dirty)
         tracker.metrics(report.metrics)
         for name, values in report.curves.items():
             tracker.curve(name, values)

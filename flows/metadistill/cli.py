@@ -19,9 +19,8 @@ from .paper import PAPER
 
 app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
-STUDENTS = {"md": "les_md.pt", "base": "les_base.pt", "cmaes": None}
+STUDENTS = ("md", "base", "cmaes")
 MAX_DIM, MAX_POPSIZE, MAX_BUDGET, MAX_CELLS = 10_000, 10_000, 10_000_000, 10_000_000
-MODELS = Path("data") / "metadistill" / "models"
 TRAIN_HINT = "train it with `papers run metadistill`, or pass --checkpoint or --student cmaes"
 
 
@@ -55,11 +54,29 @@ def check_options(target, bbob, dim, budget, popsize, lower, upper, seed, ssft, 
         raise InputError("--ssft: test-time fine-tuning applies to the learned students (md, base), not cmaes")
 
 
-def checkpoint_path(student: str, checkpoint: Path | None) -> Path:
-    path = checkpoint if checkpoint is not None else _root() / MODELS / STUDENTS[student]
-    if not path.is_file():
-        raise InputError(f"--checkpoint {path}: no such file; {TRAIN_HINT}")
-    return path
+def load_student(student: str, checkpoint: Path | None):
+    """The student network: --checkpoint, else the registered `metadistill-les_<student>` of this checkout's
+    MLflow store, else the clone's committed default (which one is said on stderr)."""
+    import tempfile
+
+    from tasks.core.tracking import resolve_model  # imports mlflow: only for a learned student
+
+    from .les import load
+
+    if checkpoint is not None and not checkpoint.is_file():
+        raise InputError(f"--checkpoint {checkpoint}: no such file; {TRAIN_HINT}")
+    with tempfile.TemporaryDirectory() as folder:
+        if checkpoint is None:
+            try:
+                path = resolve_model(f"metadistill-les_{student}", Path(folder), _root())
+            except InputError as error:
+                raise InputError(f"--student {student}: {error}; {TRAIN_HINT}") from None
+        else:
+            path = checkpoint
+        try:
+            return load(path)
+        except Exception as error:
+            raise InputError(f"--checkpoint {path}: not a metadistill student file ({type(error).__name__})") from None
 
 
 def _root() -> Path:
@@ -84,8 +101,9 @@ def minimize(
     seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
     ssft: int = typer.Option(0, "--ssft", help="Test-time self-supervised fine-tuning against J generations back "
                              "(0 = off; the paper's md_j1 is 1)."),
-    checkpoint: Path = typer.Option(None, "--checkpoint", help="A student file of the train stage (default: the "
-                                    "committed run's data/metadistill/models/les_<student>.pt)."),
+    checkpoint: Path = typer.Option(None, "--checkpoint", help="A student file of the train stage (default: "
+                                    "metadistill-les_<student> of this checkout's MLflow store, else the clone's "
+                                    "committed default)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Minimise MODULE:FUNCTION (or --bbob FID:INSTANCE) over the box lower..upper in every coordinate within
@@ -112,13 +130,7 @@ def minimize(
     if student == "cmaes":
         run = run_cmaes(objective, lo, hi, popsize, populations, seed)
     else:
-        from .les import load
-
-        path = checkpoint_path(student, checkpoint)
-        try:
-            model = load(path)
-        except Exception as error:
-            raise InputError(f"--checkpoint {path}: not a metadistill student file ({type(error).__name__})") from None
+        model = load_student(student, checkpoint)
         run = run_student(model, objective, lo, hi, popsize, populations, seed, ssft_j=ssft)
     summary = {"function": name, "student": student, "x": run.x_best.tolist(), "fun": run.f_best,
                "nfev": objective.evaluations, "generations": populations, "popsize": popsize,

@@ -7,7 +7,7 @@ PAPER = Paper(
     nightly="40 5 * * *",
     stages=(
         Stage("generate", outputs=("teacher_raw.pkl", "teacher_sel.pkl")),
-        Stage("train", inputs=("teacher_sel.pkl",), outputs=("models",)),
+        Stage("train", inputs=("teacher_sel.pkl",), outputs=("models",), models=True),
         Stage("solve", inputs=("models",), outputs=("runs",)),
         Stage("evaluate", inputs=("runs", "models"), committed=("summary.csv",), plots=("plots",), claims=True),
     ),

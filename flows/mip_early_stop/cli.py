@@ -95,13 +95,67 @@ def summarize(instance: Path, stopper: NetworkStopper, stopped: isolated.Solve, 
     return summary
 
 
+def chosen_stopper(reference: str, shape: isolated.Instance, instance: Path, alpha: float | None, force: bool,
+                   folder: Path) -> tuple[Path, NetworkStopper]:
+    """The stopper `--stopper` names, refused (but with --force) for an instance unlike its family's."""
+    from tasks.core.tracking import resolve_model  # mlflow and torch: only once the cheap checks passed
+    from tasks.mip.stopper import signature_mismatch
+
+    path = Path(reference)
+    if path.suffix == ".pt" or path.exists():  # a file, not a registry name
+        check_readable(path, "--stopper")
+    path = resolve_model(reference, folder)
+    stopper = load_stopper(path, reference, alpha)
+    mismatch = signature_mismatch(shape, stopper.meta["signature"])
+    if mismatch and not force:
+        raise InputError(f"instance {instance}: the stopper was trained for family {stopper.meta['family']!r} and "
+                         f"this does not look like it ({mismatch}); --force stops it anyway")
+    return path, stopper
+
+
+def default_stopper(shape: isolated.Instance, instance: Path, alpha: float | None,
+                    folder: Path) -> tuple[Path, NetworkStopper]:
+    """The stopper of the first family of the default profile whose training instances this one looks like."""
+    from tasks.core.tracking import resolve_model
+    from tasks.mip.stopper import signature_mismatch
+
+    unlike = []
+    for family in default_families():
+        reference = f"mip_early_stop-{family}"
+        try:
+            path = resolve_model(reference, folder / family)
+        except InputError as error:
+            unlike.append(f"{family}: {error}")
+            continue
+        stopper = load_stopper(path, reference, alpha)
+        mismatch = signature_mismatch(shape, stopper.meta["signature"])
+        if mismatch is None:
+            return path, stopper
+        unlike.append(f"{family}: {mismatch}")
+    raise InputError(f"instance {instance}: no stopper of the default profile's families serves it ({'; '.join(unlike)}); "
+                     "choose one with --stopper (and --force), or train them with `papers run mip_early_stop`")
+
+
+def default_families() -> list[str]:
+    """The families the default profile trains stoppers for (stages/mip_early_stop/params.yaml)."""
+    from tasks.core.io import repo_root
+    from tasks.core.params import load_paper_params
+
+    from .params import Params
+
+    return [family.name for family in load_paper_params(repo_root(Path(__file__).parent), "mip_early_stop",
+                                                        "default", Params).families]
+
+
 @app.command()
 def stop(
     instance: Path = typer.Argument(..., help=f"The MIP, a file SCIP reads: {', '.join(isolated.FORMATS)} "
                                               "(also .gz, e.g. .mps.gz)."),
-    stopper_ref: str = typer.Option(..., "--stopper", help="Stopper file (data/mip_early_stop/stoppers/F.pt) or a "
-                                                           "registered model: NAME, NAME/VERSION or NAME@ALIAS "
-                                                           "(mip_early_stop-F)."),
+    stopper_ref: str = typer.Option(None, "--stopper", help="Stopper file (data/mip_early_stop/stoppers/F.pt) or a "
+                                                            "registered model: NAME, NAME/VERSION or NAME@ALIAS "
+                                                            "(mip_early_stop-F). Default: the stopper of the default "
+                                                            "profile's family that the instance looks like (this "
+                                                            "checkout's MLflow store, else the clone's committed one)."),
     alpha: float = typer.Option(None, help="Miscoverage level in (0, 1); default: the one it was calibrated with."),
     sol: Path = typer.Option(None, "--sol", help="Write the incumbent in SCIP's solution format."),
     force: bool = typer.Option(False, help="Use a stopper even if the instance looks like another family."),
@@ -112,23 +166,15 @@ def stop(
     if alpha is not None:
         check_number("--alpha", alpha, above=0, below=1)
     if sol is not None:
-        check_output(sol, "--sol", inputs={"instance": instance, "--stopper": Path(stopper_ref)})
+        check_output(sol, "--sol", inputs={"instance": instance} | ({"--stopper": Path(stopper_ref)} if stopper_ref else {}))
     path = isolated.check_instance(instance)
-    from tasks.core.tracking import resolve_model  # mlflow and torch: only once the cheap checks passed
-    from tasks.mip.stopper import signature_mismatch
-
+    shape = isolated.read(path)
     with tempfile.TemporaryDirectory() as folder:
-        stopper_path = Path(stopper_ref)
-        if stopper_path.suffix == ".pt" or stopper_path.exists():  # a file, not a registry name
-            check_readable(stopper_path, "--stopper")
-        stopper_path = resolve_model(stopper_ref, Path(folder))
-        stopper = load_stopper(stopper_path, stopper_ref, alpha)
+        if stopper_ref is None:
+            stopper_path, stopper = default_stopper(shape, instance, alpha, Path(folder))
+        else:
+            stopper_path, stopper = chosen_stopper(stopper_ref, shape, instance, alpha, force, Path(folder))
         meta = stopper.meta
-        shape = isolated.read(path)
-        mismatch = signature_mismatch(shape, meta["signature"])
-        if mismatch and not force:
-            raise InputError(f"instance {instance}: the stopper was trained for family {meta['family']!r} and this "
-                             f"does not look like it ({mismatch}); --force stops it anyway")
         settings = {key: meta[key] for key in ("family", "bound", "gap", "time_limit", "sample_dt")}
         with staged_output(sol, "--sol") if sol else nullcontext() as solution:
             stopped = isolated.solve(path, **settings, stopper=stopper_path, alpha=meta["alpha"], solution=solution,

@@ -9,7 +9,7 @@ PAPER = Paper(
         Stage("generate", outputs=("instances",)),
         Stage("solve", inputs=("instances",), outputs=("trajectories", "baselines")),
         Stage("train", inputs=("trajectories",), outputs=("models", "train_curve.csv")),
-        Stage("calibrate", inputs=("trajectories", "models"), outputs=("stoppers", "calibration.json")),
+        Stage("calibrate", inputs=("trajectories", "models"), outputs=("stoppers", "calibration.json"), models=True),
         Stage("evaluate",
               inputs=("instances", "trajectories", "baselines", "stoppers", "calibration.json"),
               committed=("results.csv", "online.csv"), plots=("plots",), claims=True),

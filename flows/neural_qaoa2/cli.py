@@ -31,12 +31,13 @@ MAX_TTA_STEPS = 10_000
 TRAIN_HINT = "train them with `papers run neural_qaoa2`, or choose another --policy"
 
 
-def neural_policy_for(reference: str, tta_steps: int):
-    """Trained networks: a file, or a registered MLflow model NAME, NAME/VERSION or NAME@ALIAS."""
+def neural_policy_for(reference: str, tta_steps: int, serves: tuple[int, int] | None = None):
+    """Trained networks: a file, or a registered MLflow model NAME, NAME/VERSION or NAME@ALIAS (else the clone's
+    committed default); `serves` (nodes, n_max) is checked against the networks' width before any work."""
     from tasks.quantum.generator import policy_from_networks  # imports torch: after the checks of the options
 
     if Path(reference).is_file():
-        return policy_from_networks(Path(reference), tta_steps)
+        return policy_from_networks(Path(reference), tta_steps, serves)
     if Path(reference).suffix in (".pt", ".pth"):  # meant as a file: do not look it up in the registry
         raise InputError(f"--networks {reference}: no such file; {TRAIN_HINT}")
     from tasks.core.tracking import resolve_model  # imports mlflow: only for a registered model
@@ -46,7 +47,7 @@ def neural_policy_for(reference: str, tta_steps: int):
             path = resolve_model(reference, Path(folder))
         except InputError as error:
             raise InputError(f"--networks: {error}; {TRAIN_HINT}") from None
-        return policy_from_networks(path, tta_steps)
+        return policy_from_networks(path, tta_steps, serves)
 
 
 def check_options(policy: str, n_max: int, tta_steps: int, seed: int) -> None:
@@ -67,7 +68,8 @@ def solve(
     qubo: bool = typer.Option(False, "--qubo", help="GRAPH_FILE is a square QUBO matrix Q: maximise x^T Q x."),
     out: Path = typer.Option(None, "--out", help="Write the assignment: 'node side' per line (QUBO: 'variable value')."),
     networks: str = typer.Option("neural_qaoa2-networks", help="Trained networks for --policy neural: a file, or a "
-                                 "registered model NAME, NAME/VERSION or NAME@ALIAS."),
+                                 "registered model NAME, NAME/VERSION or NAME@ALIAS (a name this checkout's MLflow "
+                                 "store lacks: the clone's committed default)."),
     tta_steps: int = typer.Option(16, help=f"Test-time adaptation steps of the Neural policy (0..{MAX_TTA_STEPS:,})."),
     seed: int = typer.Option(0, help="Seed of partitions, angles and shots (>= 0)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -81,7 +83,8 @@ def solve(
     graph = qubo_to_maxcut(Q) if qubo else read_edge_list(graph_file)
     from tasks.quantum.qaoa2 import baseline_policy, qaoa_squared  # networkx: once the graph is read
 
-    chosen = neural_policy_for(networks, tta_steps) if policy == "neural" else baseline_policy(policy)
+    serves = (graph.n, n_max)
+    chosen = neural_policy_for(networks, tta_steps, serves) if policy == "neural" else baseline_policy(policy)
     result = qaoa_squared(graph, chosen, n_max=n_max, rng=np.random.default_rng(seed))
     summary = {"cut": result.cut, "assignment_file": str(out) if out else None, "time_s": result.time_s,
                "policy": policy, "nodes": graph.n, "levels": result.levels}

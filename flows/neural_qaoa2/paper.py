@@ -8,7 +8,7 @@ PAPER = Paper(
     stages=(
         Stage("generate", outputs=("graphs", "reference.json")),
         Stage("solve", inputs=("graphs", "reference.json"), outputs=("critic_data.json",)),
-        Stage("train", inputs=("graphs", "critic_data.json"), outputs=("networks.pt", "train_curves.csv")),
+        Stage("train", inputs=("graphs", "critic_data.json"), outputs=("networks.pt", "train_curves.csv"), models=True),
         Stage("evaluate",
               inputs=("graphs", "reference.json", "networks.pt"), committed=("runs.csv", "per_graph.csv"),
               plots=("plots",), claims=True),

@@ -7,7 +7,7 @@ PAPER = Paper(
     nightly="30 1 * * *",
     stages=(
         Stage("generate", outputs=("sets",)),
-        Stage("train", inputs=("sets",), outputs=("models",)),
+        Stage("train", inputs=("sets",), outputs=("models",), models=True),
         Stage("evaluate", inputs=("sets", "models"), committed=("accuracy.csv",), plots=("plots",), claims=True),
     ),
     command=Command("app", "Classify your own point cloud or mesh with the robust SW-DRSO set classifier."),

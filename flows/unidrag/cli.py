@@ -148,11 +148,10 @@ def sphere(
 
 app = typer.Typer(help=PAPER.command.summary, no_args_is_help=True)
 app.add_typer(cfd_app, name="cfd")
-DEFAULT_MODEL = Path("data") / "unidrag" / "models" / "unidrag-seed0.pt"
 REGISTERED_MODEL = "unidrag-surrogate"
 MESH_HELP = "Closed (watertight) STL/OBJ/PLY mesh, +x streamwise, z up (see stages/unidrag/README.md for the frame)."
-MODEL_HELP = (f"Saved surrogate: a file, or a registered model NAME, NAME/VERSION or NAME@ALIAS (e.g. {REGISTERED_MODEL}); "
-              f"default: {DEFAULT_MODEL} of the project.")
+MODEL_HELP = (f"Saved surrogate: a file, or a registered model NAME, NAME/VERSION or NAME@ALIAS; default: "
+              f"{REGISTERED_MODEL} of this checkout's MLflow store, else the clone's committed default.")
 MESH_SUFFIXES = (".stl", ".obj", ".ply", ".off")  # what the deformed mesh can be written as
 MAX_OPT_STEPS = 10_000
 MAX_TRANSFORMATIONS = 256
@@ -164,12 +163,7 @@ def _load(mesh_file: Path, model: str | None):
     from tasks.cfd.user_mesh import read_user_shape
 
     shape = read_user_shape(mesh_file)
-    if model is None:
-        path = project_root() / DEFAULT_MODEL
-        if not path.is_file():
-            raise InputError(f"--model: the default surrogate {path} does not exist; train it with `papers run unidrag`, "
-                             f"or pass --model FILE or a registered model such as {REGISTERED_MODEL}")
-        return shape, load_surrogate(path)
+    model = model or REGISTERED_MODEL
     if Path(model).is_file():
         return shape, load_surrogate(Path(model))
     if Path(model).suffix in (".pt", ".pth"):  # meant as a file: do not look it up in the registry
@@ -180,7 +174,7 @@ def _load(mesh_file: Path, model: str | None):
         try:
             path = resolve_model(model, Path(folder), project_root())
         except InputError as error:
-            raise InputError(f"--model: {error}") from None
+            raise InputError(f"--model: {error}; train it with `papers run unidrag`, or pass --model FILE") from None
         return shape, load_surrogate(path)
 
 

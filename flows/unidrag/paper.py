@@ -8,7 +8,7 @@ PAPER = Paper(
     stages=(
         Stage("generate", outputs=("shapes", "labels", "splits.json", "dataset_metrics.json")),
         Stage("validate", outputs=("lbm_validation.json",)),
-        Stage("train", inputs=("shapes", "labels", "splits.json"), outputs=("models", "train_report.json")),
+        Stage("train", inputs=("shapes", "labels", "splits.json"), outputs=("models", "train_report.json"), models=True),
         Stage("solve", inputs=("shapes", "splits.json", "models"), outputs=("opt",)),
         Stage("calibrate", inputs=("opt", "labels"), outputs=("verified.json",)),
         Stage("evaluate",

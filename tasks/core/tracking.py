@@ -295,26 +295,42 @@ def _model_version(client: MlflowClient, reference: str):
 
 
 def resolve_model(reference: str, destination: Path, root: Path | None = None) -> Path:
-    """A model file from a user's reference: a path, or a registered model `name`, `name/3`, `name@alias`.
-
-    A version trained under the smoke profile works but is a toy: say so on stderr.
-    """
+    """A model file from a user's reference: a path, or a registered model `name`, `name/3`, `name@alias`: from
+    this checkout's MLflow store, else (a bare name the store lacks) the clone's committed default
+    (tasks/core/default_models.py). Which model it used, with its profile and commit, goes to stderr."""
     import sys
+
+    from tasks.core.default_models import committed_default
+    from tasks.core.inputs import InputError
 
     path = Path(reference)
     if path.is_file():
         return path
     root = root or Path(os.environ.get("PAPERS_ROOT") or Path.cwd())
-    if not os.environ.get("MLFLOW_TRACKING_URI") and not (root / "mlflow" / "mlflow.db").exists():
-        from tasks.core.inputs import InputError
+    default = committed_default(root, reference)
+    if os.environ.get("MLFLOW_TRACKING_URI") or (root / "mlflow" / "mlflow.db").exists():
+        client = client_for(root)
+        try:
+            return _download_version(client, _model_version(client, reference), reference, destination)
+        except InputError:
+            if default is None:
+                raise
+    elif default is None:
+        raise InputError(f"model reference {reference!r}: no such file, no MLflow store at {root / 'mlflow'} to look "
+                         "it up in (nothing has been trained here yet), and no committed default of that name")
+    print(f"model: {default.describe(root)}", file=sys.stderr)
+    return default.path
 
-        raise InputError(f"model reference {reference!r}: no such file, and no MLflow store at {root / 'mlflow'} to "
-                         "look it up in (nothing has been trained here yet)")
-    client = client_for(root)
-    chosen = _model_version(client, reference)
-    if (chosen.tags or {}).get("profile") == "smoke":
-        print(f"note: {chosen.name} version {chosen.version} was trained under the smoke profile (a toy run); "
-              f"`papers run {chosen.tags.get('paper', '<paper>')} --profile default` trains a real one", file=sys.stderr)
+
+def _download_version(client: MlflowClient, chosen, reference: str, destination: Path) -> Path:
+    """The file of a registered version, after saying on stderr which one it is (a smoke version is a toy)."""
+    import sys
+
+    tags = chosen.tags or {}
+    toy = (f" (a toy run: `papers run {tags.get('paper', '<paper>')} --profile default` trains a real one)"
+           if tags.get("profile") == "smoke" else "")
+    print(f"model: {chosen.name} version {chosen.version} of this checkout's MLflow store (profile "
+          f"{tags.get('profile', '?')}, commit {tags.get('git_commit', '?')[:10]}){toy}", file=sys.stderr)
     folder = Path(client.download_artifacts(chosen.run_id, f"models/{chosen.name}", str(destination)))
     files = [p for p in sorted(folder.rglob("*")) if p.is_file()]
     if not files:

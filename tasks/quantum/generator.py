@@ -288,9 +288,17 @@ def load_networks(path: str | Path) -> tuple[Critic, JointGenerator, dict]:
     return critic.eval(), generator, blob["config"]
 
 
-def policy_from_networks(path: Path, tta_steps: int):
-    """The Neural policy of trained networks (angles as plain floats for the QAOA solver)."""
+def policy_from_networks(path: Path, tta_steps: int, serves: tuple[int, int] | None = None):
+    """The Neural policy of trained networks (angles as plain floats for the QAOA solver). `serves` (nodes, n_max):
+    InputError, before any work, when the generator's head cannot place that many parts (k < width)."""
     critic, generator, _ = load_networks(path)
+    if serves is not None:
+        nodes, n_max = serves
+        parts, width = n_parts(nodes, n_max), generator.config["width"]
+        if parts >= width:
+            raise InputError(f"networks file {path}: its generator (width {width}) places at most {width - 1} parts, "
+                             f"and {nodes} nodes at --n-max {n_max} need {parts}; use --n-max "
+                             f"{math.ceil(nodes / (width - 1))} or more, or networks trained wider")
     adapt = neural_policy(generator, critic, steps=tta_steps)
 
     def policy(graph, n_max, rng, level):

@@ -10,8 +10,9 @@ import json
 
 import pytest
 
-from stages.runner import write_claims
+from stages.runner import commit_default_models, write_claims
 from stages.spec import paper_pipeline
+from tasks.core.default_models import committed_default
 from tasks.core.device import resolve_device
 from tasks.core.io import atomic_outputs
 from tasks.core.params import load_paper_params
@@ -38,16 +39,20 @@ def test_the_smoke_stages_run_in_memory(paper, temporary_prefect_store, tmp_path
     device = resolve_device(params.device) if hasattr(params, "device") else "cpu"
     folder = tmp_path / "data" / paper
     for stage in papers_by_size()[paper].stages:
-        names = (*stage.outputs, *stage.committed, *stage.plots, *(("claims.json", "metrics.json") if stage.claims else ()))
+        names = stage.written
         with atomic_outputs([folder / name for name in names]) as staged:
             context = StageContext(tmp_path, paper, "smoke", "in-memory", device, stage.inputs,
                                    {name: staged[folder / name] for name in names})
             report = pipeline.STAGES[stage.name](params, context)
             assert isinstance(report, StageReport), f"{paper}-{stage.name} returned {report!r}"
             assert (report.claims is not None) == stage.claims, f"{paper}-{stage.name}: claims returned or not as declared"
+            assert bool(report.models) == stage.models, f"{paper}-{stage.name}: models returned or not as declared"
             if stage.claims:
                 write_claims(context, report, "in-memory", dirty=False)
+            if stage.models:
+                commit_default_models(context, report, "in-memory", dirty=False)
         assert all((folder / name).exists() for name in names)
+        assert all(committed_default(tmp_path, name) is not None for name in report.models)
     document = json.loads((folder / "claims.json").read_text())
     assert document["paper"] == paper and document["claims"], document
     assert all(claim["passed"] in (True, False, None) for claim in document["claims"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tasks.core import tracking
+from tasks.core.default_models import committed_default, write_default_models
 from tasks.core.inputs import InputError
 
 
@@ -51,9 +52,11 @@ def test_versions_carry_profile_commit_inputs_and_metrics_and_smoke_is_announced
     assert tags["profile"] == "default" and tags["git_commit"] == "c1" and tags["git_dirty"] == "false"
     assert tags["inputs_hash"] == "h1" and tags["metric.loss"] == "0.5" and "metric.note" not in tags
     resolve(store, "stopper/1", tmp_path)
-    assert "smoke" not in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "model: stopper version 1 of this checkout's MLflow store (profile default, commit c1)" in said
+    assert "toy" not in said
     resolve(store, "stopper@champion", tmp_path)
-    assert "stopper version 2 was trained under the smoke profile" in capsys.readouterr().err
+    assert "stopper version 2 of this checkout's MLflow store (profile smoke, commit c2) (a toy run" in capsys.readouterr().err
 
 
 def test_a_file_path_is_taken_as_is(store, tmp_path):
@@ -64,6 +67,41 @@ def test_a_file_path_is_taken_as_is(store, tmp_path):
 
 def test_a_name_without_any_store_is_refused_without_creating_one(tmp_path, monkeypatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    with pytest.raises(InputError, match="no MLflow store at"):
+    with pytest.raises(InputError, match="no MLflow store at .* and no committed default of that name"):
         tracking.resolve_model("stopper", tmp_path, root=tmp_path)
     assert not (tmp_path / "mlflow").exists()
+
+
+def commit_default(root, name: str, content: str, profile: str = "default") -> None:
+    paper = name.partition("-")[0]
+    model = root / "trained.pt"
+    model.write_text(content)
+    write_default_models(root / "data" / paper / "default_models", paper, {name: model}, profile, "a" * 40, False, "r1")
+
+
+def test_a_clone_without_a_store_uses_the_committed_default_and_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    commit_default(tmp_path, "paper-net", "committed weights")
+    path = tracking.resolve_model("paper-net", tmp_path / "out", root=tmp_path)
+    assert path == tmp_path / "data" / "paper" / "default_models" / "paper-net.pt"
+    assert path.read_text() == "committed weights"
+    assert ("model: the committed default paper-net (data/paper/default_models/paper-net.pt: profile default, commit "
+            "aaaaaaaaaa)") in capsys.readouterr().err
+    assert not (tmp_path / "mlflow").exists()
+
+
+def test_the_store_wins_over_the_committed_default_and_a_name_it_lacks_falls_back(store, tmp_path, capsys):
+    commit_default(store, "stopper-x", "x", profile="smoke")  # a paper named `stopper`, not in the registry
+    assert resolve(store, "stopper-x", tmp_path) == "x"
+    assert "the committed default stopper-x" in capsys.readouterr().err
+    assert resolve(store, "stopper", tmp_path) == "weights 2"  # registered: the store's version
+
+
+def test_a_committed_default_that_does_not_match_its_provenance_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    commit_default(tmp_path, "paper-net", "committed weights")
+    (tmp_path / "data" / "paper" / "default_models" / "paper-net.pt").write_text("tampered")
+    assert committed_default(tmp_path, "paper-net") is None
+    with pytest.raises(InputError, match="no committed default"):
+        tracking.resolve_model("paper-net", tmp_path / "out", root=tmp_path)
+    assert committed_default(tmp_path, "../etc") is None and committed_default(tmp_path, "paper-net/1") is None

@@ -19,6 +19,7 @@ from tasks.mip.features import FEATURES
 from tasks.mip.generators import generate
 from tasks.mip.model import GapLSTM, Normalizer, save_model
 from tests.cli_table import Row, check_rows, run_rows
+from tests.conftest import ROOT, stage_env
 
 BOUND = 1e4  # the mis family's B
 
@@ -172,3 +173,21 @@ def test_results_are_scips_own(files, tmp_path):
     assert "tau is undefined" in undefined and "never fires" in undefined and "at least 24" in undefined
     assert "stopper overhead" in undefined and "sampling handler" in undefined, "its cost beside SCIP's own solve"
     assert mis["tau_defined"] and 0 <= mis["inference_s"] <= mis["stopper_overhead_s"] < mis["solve_time_s"]
+
+
+def test_without_stopper_the_family_the_instance_looks_like_is_used(files, tmp_path):
+    """No --stopper: the committed default of the family whose instances this one resembles, said on stderr; an
+    instance like no family's is one line naming each family and why."""
+    import shutil
+
+    from tasks.core.default_models import write_default_models
+
+    write_default_models(tmp_path / "data" / "mip_early_stop" / "default_models", "mip_early_stop",
+                         {"mip_early_stop-mis": files["stopper.pt"]}, "default", "c" * 40, False, "run")
+    shutil.copy(files["mis.mps"], tmp_path / "mis.mps")
+    check_rows([
+        Row(("mip-early-stop", "stop", str(tmp_path / "mis.mps"), "--json", "--no-compare"), 0,
+            ("the committed default mip_early_stop-mis", "profile default, commit cccccccccc")),
+        Row(("mip-early-stop", "stop", str(files["infeasible.lp"])), 2,
+            ("infeasible.lp", "mis: ", "gisp: ", "no committed default", "--stopper")),
+    ], cwd=tmp_path, env=stage_env(ROOT) | {"PAPERS_ROOT": str(tmp_path)})

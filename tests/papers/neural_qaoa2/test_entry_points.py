@@ -53,6 +53,8 @@ def test_qaoa2_solve(tmp_path, networks):
         bad((*solve, graph, "--policy", "neural", "--networks", f("text.pt", "hello\n")), "text.pt", "torch.save"),
         bad((*solve, graph, "--policy", "neural", "--networks", str(tmp_path / "absent.pt")), "--networks", "absent.pt", "no such file"),
         bad((*solve, graph, "--policy", "neural", "--networks", str(other)), "other.pt", "another kind"),
+        bad((*solve, f("hundred.txt", "".join(f"{i} {(i + 1) % 100} 1\n" for i in range(100))), "--policy", "neural",
+             "--networks", str(networks), "--n-max", "10"), "networks.pt", "width 8", "at most 7 parts", "--n-max 15"),
         bad((*solve, graph, "--policy", "quantum"), "--policy", "quantum"),
         bad((*solve, graph, "--policy", "kl", "--n-max", "-3"), "--n-max", "-3"),
         bad((*solve, graph, "--policy", "kl", "--n-max", "100000"), "--n-max", "2..16"),

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from tests.cli_table import bad, check_rows, ok, write
-from tests.conftest import ROOT
+from tests.cli_table import Row, bad, check_rows, ok, write
+from tests.conftest import stage_env
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +72,6 @@ def vehicle_stl(tmp_path_factory) -> Path:
 def test_unidrag_predict_and_optimize(tmp_path, surrogate, vehicle_stl):
     import trimesh
 
-    from flows.unidrag.cli import DEFAULT_MODEL
-
     car, model = str(vehicle_stl), ("--model", str(surrogate))
     box = trimesh.creation.box().triangles
     with_nan = box.copy()
@@ -84,11 +82,8 @@ def test_unidrag_predict_and_optimize(tmp_path, surrogate, vehicle_stl):
         handle.truncate(84 + 50 * 2_000_000)
     f = lambda name, data: write(tmp_path / name, data)  # noqa: E731
     predict, optimize = ("unidrag", "predict"), ("unidrag", "optimize")
-    default_model = ROOT / DEFAULT_MODEL  # the checkout's, though the table runs elsewhere
     torch.save({"weights": {}}, other := tmp_path / "other.pt")  # a torch file of another kind
     check_rows([
-        ok(*predict, car) if default_model.is_file() else
-        bad((*predict, car), "--model", str(default_model), "papers run unidrag"),
         ok(*predict, "--help"),
         ok(*optimize, "--help"),
         ok(*predict, car, *model, "--json"),
@@ -114,3 +109,16 @@ def test_unidrag_predict_and_optimize(tmp_path, surrogate, vehicle_stl):
         bad((*optimize, car, *model, "--max-displacement", "inf"), "--max-displacement"),
         bad((*optimize, car, *model, "--method", "annealing"), "--method", "annealing"),
     ], cwd=tmp_path)
+
+
+@pytest.mark.heavy  # two children that import torch: ~5 s
+def test_without_model_a_clone_uses_its_committed_default(tmp_path, surrogate, vehicle_stl):
+    from tasks.core.default_models import write_default_models
+
+    predict = ("unidrag", "predict", str(vehicle_stl))
+    check_rows([bad(predict, "--model", "unidrag-surrogate", "no committed default", "papers run unidrag")],
+               cwd=tmp_path, env=stage_env(tmp_path))
+    write_default_models(tmp_path / "data" / "unidrag" / "default_models", "unidrag",
+                         {"unidrag-surrogate": surrogate}, "default", "d" * 40, False, "run")
+    check_rows([Row(predict, 0, ("the committed default unidrag-surrogate", "commit dddddddddd"))],
+               cwd=tmp_path, env=stage_env(tmp_path))
