@@ -10,7 +10,7 @@ export MLFLOW_DISABLE_TELEMETRY := true
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DVC_NO_ANALYTICS := 1
 
-.PHONY: install run test test-unit test-slow server-start server-stop benchmark gpu-check lock clean image base-image
+.PHONY: install browser run test test-unit test-slow server-start server-stop benchmark gpu-check lock clean image base-image
 
 install: $(STAMP)
 
@@ -26,7 +26,15 @@ run: install
 	$(BIN)/papers run all --profile $(PROFILE)
 
 # Start the local Prefect server unless one answers, run the tests, stop it again if we started it.
-test: install
+# Debian's headless Chromium, for the claims page's browser test (root, as CI runs; elsewhere install it yourself,
+# or the test skips and says why).
+CHROMIUM := /usr/bin/chromium
+browser:
+	@[ -x $(CHROMIUM) ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } || \
+	  echo "chromium is not installed: the claims page's browser test will skip"
+
+test: install browser
 	@started=0; \
 	if ! $(BIN)/papers server status >/dev/null 2>&1; then $(BIN)/papers server start && started=1; fi; \
 	$(BIN)/python -m pytest -q -m "not slow" --timeout 900 --durations=30; rc=$$?; \

@@ -132,7 +132,7 @@ def claims_table(documents: list[dict], title: str) -> Table:
     table = Table(title=title, show_lines=False)
     for column in ("paper", "claim", "statement", "paper's figure", "ours", "threshold", "status"):
         table.add_column(column, overflow="fold")
-    colours = {"pass": "green", "FAIL": "red", "undecided": "yellow"}
+    colours = {"pass": "green", "FAIL": "red", "inconclusive": "dark_orange", "undecided": "yellow", "report": "blue"}
     for document in documents:
         for row in claims_rows(document):
             table.add_row(*row[:-1], f"[{colours[row[-1]]}]{row[-1]}[/]")
@@ -149,7 +149,8 @@ def list_papers() -> None:
         documents = read_claims([ROOT / "data" / paper / "claims.json"])
         if documents:
             statuses = [status_word(c) for c in documents[0]["claims"]]
-            summary = ", ".join(f"{statuses.count(s)} {s}" for s in ("pass", "FAIL", "undecided") if s in statuses)
+            summary = ", ".join(f"{statuses.count(s)} {s}" for s in ("pass", "FAIL", "inconclusive", "undecided", "report")
+                                if s in statuses)
             profile = documents[0]["profile"]
         else:
             summary, profile = "not run", "-"
@@ -211,6 +212,8 @@ def run(
 @app.command()
 def report(
     readme: bool = typer.Option(False, "--readme", help="Also rewrite each paper README's results table from its claims.json."),
+    html: bool = typer.Option(False, "--html", help="Also write the claims page reports/index.html (claims, verdicts, "
+                                                    "plots; opens offline in a browser)."),
 ) -> None:
     """The combined claims table of every paper that has run."""
     if readme:
@@ -218,6 +221,10 @@ def report(
 
         for path in write_readmes(ROOT):
             console.print(f"rewrote the results of {path.relative_to(ROOT)}")
+    if html:
+        from .claims_page import write_claims_page
+
+        console.print(f"wrote the claims page {write_claims_page(ROOT).as_uri()}", soft_wrap=True)
     documents = read_claims(claims_paths(ROOT))
     if not documents:
         console.print("no claims yet: run `papers run` first")
@@ -228,6 +235,10 @@ def report(
 
 
 MLFLOW_UI_URL = f"http://127.0.0.1:{MLFLOW_UI_PORT}"
+# MLflow 3.17's UI shows its GenAI view unless the page's `workflowType` says otherwise or the browser remembers its
+# sidebar switch ("Model training"); it does not go by an experiment's mlflow.experimentKind tag. So the URL printed
+# opens the experiments list in the model-training view (an experiment's tabs keep it; its list's links do not).
+MLFLOW_UI_PAGE = f"{MLFLOW_UI_URL}/#/experiments?workflowType=machine_learning"
 UI_START_TIMEOUT_S = 120  # the first start on a new store migrates it: 45 s seen on a busy 2-core machine
 # Browsing needs MLflow's web server alone. Without this `mlflow ui` (3.17) also starts its job runner
 # and huey consumers (GenAI jobs this project never submits): 10 processes and 2.4 GB instead of 2 and 0.5 GB.
@@ -238,7 +249,7 @@ MLFLOW_LOGIN = 'Basic realm="mlflow"'  # what MLflow's basic-auth app asks of a 
 
 
 def urls() -> None:
-    console.print(f"Prefect UI: {server.ui_url()}   MLflow UI: {MLFLOW_UI_URL} (`papers ui`)")
+    console.print(f"Prefect UI: {server.ui_url()}   MLflow UI: {MLFLOW_UI_PAGE} (`papers ui`)", soft_wrap=True)
 
 
 def fail(message: str, details: str = "") -> NoReturn:

@@ -290,17 +290,17 @@ def status_word(claim: dict) -> str:
     return "FAIL" if word == "fail" else word
 
 
-def _number(value) -> str:
+def number_text(value) -> str:
     return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _ours(claim: dict) -> str:
     """The statistic with its interval where it has one: `0.68 [0.61, 0.77]`."""
     interval = claim.get("interval")
-    text = _number(claim["ours"])
+    text = number_text(claim["ours"])
     if not interval:
         return text
-    low, high = (_number(interval[end]) if interval[end] is not None else bound for end, bound in (("low", "-inf"), ("high", "inf")))
+    low, high = (number_text(interval[end]) if interval[end] is not None else bound for end, bound in (("low", "-inf"), ("high", "inf")))
     return f"{text} [{low}, {high}]"
 
 
@@ -308,7 +308,7 @@ def claims_rows(document: dict) -> list[tuple[str, ...]]:
     """(paper, id, statement, paper's figure, ours [interval], threshold, status) per claim."""
     return [
         (document["paper"], c["id"], c["statement"], str(c["paper_value"]), _ours(c),
-         _number(c["threshold"]), status_word(c))
+         number_text(c["threshold"]), status_word(c))
         for c in document["claims"]
     ]
 

@@ -8,8 +8,8 @@ because MLflow's active run is per thread and Prefect tasks run on other threads
 The embedded store (mlflow/: the database and the artifacts) is its owner's alone: the folder 0700,
 the database 0600, so another local account reads none of the runs.
 
-For browsing: experiments are marked model development (MLflow 3 opens an unmarked one in its
-GenAI view), each run carries a description (its `mlflow.note.content`: what ran, on which
+For browsing: experiments are marked model development (the kind MLflow records; its 3.17 UI does not go by it:
+`papers ui` opens the UI on the model-training view by its URL), each run carries a description (its `mlflow.note.content`: what ran, on which
 commit, and the claims' verdicts), and a stage's DVC data deps and outputs are its datasets.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from tasks.core.private import FILE_MODE, create_file, private_folder
 
 MAX_BATCH = 1000  # MLflow's log_batch limit on metrics per call
 NOTE = MLFLOW_RUN_NOTE  # a run's Description in MLflow's UI (markdown)
-EXPERIMENT_KIND = "mlflow.experimentKind"  # the UI's views: GenAI unless this says model development
+EXPERIMENT_KIND = "mlflow.experimentKind"  # what kind of experiment this is, as MLflow names kinds
 MODEL_DEVELOPMENT = "custom_model_development"
 GUESSED_KINDS = {"", "no_inferred_type", "genai_development_inferred"}  # absent or guessed: ours to set
 

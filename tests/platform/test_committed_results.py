@@ -11,6 +11,7 @@ import sys
 import pytest
 import yaml
 
+from stages.claims_page import claims_page
 from stages.prose_numbers import CITED_BENCHMARK, unheld_numbers
 from stages.readme import results_block, stale_readmes, with_block
 from stages.report import claims_paths
@@ -155,8 +156,9 @@ def test_a_readme_number_that_disagrees_with_its_claims_is_caught(tmp_path):
 
 
 def test_the_committed_report_is_the_committed_claims():
-    assert git_files("reports/claims.md")
+    assert git_files("reports/claims.md") and git_files("reports/index.html")
     assert (ROOT / "reports" / "claims.md").read_text() == claims_markdown(read_claims(claims_paths(ROOT)))
+    assert (ROOT / "reports" / "index.html").read_text(encoding="utf-8") == claims_page(ROOT)
 
 
 def test_dvc_plots_show_renders_every_committed_plot_offline(tmp_path):
