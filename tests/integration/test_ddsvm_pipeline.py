@@ -27,7 +27,7 @@ def test_smoke_pipeline(smoke_repo):
     assert all(set(c) == CLAIM_FIELDS and c["passed"] is None for c in claims["claims"])
     c1 = claims["claims"][0]
     assert c1["threshold"] == 0.944 and 0 < c1["ours"] and c1["details"]["svm_vs_ce_head"]["seeds"] == 1
-    assert claims["claims"][2]["threshold"] is None  # no cosine-CE run at smoke
+    assert claims["claims"][2]["ours"] is None and claims["claims"][2]["threshold"] == 0.5  # no cosine-CE run at smoke
 
     saved = load_model(data / "models" / "ddsvm_k10_s0.safetensors")
     assert saved.info["config"]["loss"] == "ddsvm" and saved.svm.weights.shape == (10, 64)
