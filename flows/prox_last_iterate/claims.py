@@ -9,9 +9,13 @@ C1: for every c, mean_seeds gap(x_{T_to}) / mean_seeds gap(x_{T_from}) <= 0.5 (Q
 C2: Q1, for every c and T: mean gap of the last iterate / that of the uniform average <= 1 (both outputs of the same
     runs: a paired bootstrap over seeds), and the last iterate is no worse in >= 80% of the seeds (spec: 4 of 5; an
     exact count of the seeds run).
-C3: the rate as a fitted log-log slope of the last iterate's gap against T over the horizon grid (rates.py): for every
-    (problem, c) the interval <= -0.4, i.e. at least the O~(1/sqrt T) rate of the paper (slope -1/2) with the log
-    factor's share over the grid (d log log T / d log T = 1/ln T ~ 0.1 at T ~ 1e4).
+C3: the rate as a fitted log-log slope of the last iterate's gap against T over the profile's whole horizon grid
+    (rates.py): for every (problem, c) the interval <= the slope of the paper's bound ln T / sqrt T fitted over that
+    same grid (rates.bound_slope: -0.396 for T 4000..64000, -0.387 for 1000..64000) + C3_TOLERANCE. Any mix
+    A / sqrt T + B ln T / sqrt T (A, B >= 0) fits a slope no shallower than ln T / sqrt T alone; the tolerance (our
+    choice, fixed before any run of this gate) is for the constant the O(log T) leaves free (ln(T / T0), T0 ~ 14-41
+    over our grids). One-sided: a transient faster than the bound agrees with it (README, "How the claims are
+    decided").
 Report only: Q2's last-vs-average table (the spec expects it mixed).
 """
 from __future__ import annotations
@@ -24,8 +28,10 @@ from tasks.core.claims import SMOKE, Claim, Gate, Verdict, bootstrap_interval, e
 from tasks.core.seeding import derive_seed
 
 from .params import Q1, Q2, Params
+from .rates import bound_slope
 
-C1_FACTOR, C2_FACTOR, C2_SEED_SHARE, C3_SLOPE = 0.5, 1.0, 0.8, -0.4
+C1_FACTOR, C2_FACTOR, C2_SEED_SHARE, C3_TOLERANCE = 0.5, 1.0, 0.8, 0.05
+SQRT_RATE = -0.5  # the bound's slope without its log factor
 
 
 def seed_gaps(runs: dict, params: Params, problem: str, c: float, T: int, output: str = "last") -> np.ndarray:
@@ -121,24 +127,36 @@ def claim_c2(runs: dict, params: Params, deciding: bool) -> Claim:
                   "setting": "Q1 network Lasso, RIP"})
 
 
+def c3_gate(fit: dict) -> float:
+    """The slope of the noiseless bound ln T / sqrt T over the grid the fit used, plus the tolerance for constants."""
+    return bound_slope(fit["horizons"]) + C3_TOLERANCE
+
+
 def claim_c3(runs: dict, fitted: dict, params: Params, deciding: bool) -> Claim:
-    """`fitted`: problem -> c -> output -> rates.slope_fit; the cells' intervals are the last iterate's fits'."""
+    """`fitted`: problem -> c -> output -> rates.slope_fit; the cells' intervals are the last iterate's fits'.
+    Each problem's gate comes from its own grid; the deciding cell is the one nearest its gate (or beyond it)."""
     cells = {f"{p}.c{c:g}": (p, c) for p, by_c in fitted.items() for c in by_c}
     fits = {name: fitted[p][c]["last"] for name, (p, c) in cells.items()}
     slopes = {name: fit["slope"] for name, fit in fits.items()}
-    verdicts = ({name: on_interval(fit["interval"], Gate(high=C3_SLOPE)) for name, fit in fits.items()}
+    gates = {name: c3_gate(fit) for name, fit in fits.items()}
+    verdicts = ({name: on_interval(fit["interval"], Gate(high=gates[name])) for name, fit in fits.items()}
                 if deciding else None)
-    cell, verdict = every_cell(slopes, verdicts)
+    cell, verdict = every_cell({name: slopes[name] - gates[name] for name in cells}, verdicts)
     records = {name: cell_record(slopes[name], (verdicts or {}).get(name),
                                  **{f"gaps_T{T}": seed_gaps(runs, params, p, c, T) for T in getattr(params, p).horizons})
+               | {"gate": gates[name], "faster_than_sqrt_T": slopes[name] < SQRT_RATE}
                for name, (p, c) in cells.items()}
-    return Claim("C3", f"fitted log-log slope of the last iterate's gap against T: its 95% interval over seeds <= "
-                       f"{C3_SLOPE:g} for every (problem, c)", "O~(1/sqrt T): slope -1/2 up to log factors",
-                 slopes[cell], C3_SLOPE, verdict,
+    grids = {p: fits[name]["horizons"] for name, (p, _) in cells.items()}
+    return Claim("C3", f"fitted log-log slope of the last iterate's gap against T: its 95% interval over seeds <= the "
+                       f"slope of ln T / sqrt T over the same grid + {C3_TOLERANCE:g} for every (problem, c)",
+                 "O(log T / sqrt T) last-iterate bound", slopes[cell], gates[cell], verdict,
                  {"deciding_cell": cell, "cells": records,
+                  "bound_slopes": {p: bound_slope(grid) for p, grid in grids.items()},
                   "average_slopes": {name: fitted[p][c]["average"]["slope"] for name, (p, c) in cells.items()},
-                  "setting": "least-squares slope of the mean log gap over the horizon grid; bootstrap over seeds, "
-                             "resampled per horizon"})
+                  "setting": "least-squares slope of the mean log gap over each problem's whole horizon grid ("
+                             + "; ".join(f"{p} {grid[0]}..{grid[-1]}" for p, grid in grids.items())
+                             + "); bootstrap over seeds, resampled per horizon; gate: the bound's slope over that "
+                               f"grid + {C3_TOLERANCE:g} (a tolerance for constants, our choice)"})
 
 
 def claims(runs: dict, fitted: dict, params: Params, deciding: bool) -> list[Claim]:

@@ -24,7 +24,9 @@ def test_smoke_pipeline(smoke_repo):
     assert claims["paper"] == "prox_last_iterate" and claims["profile"] == "smoke"
     assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3"]
     assert all(set(c) == CLAIM_FIELDS and c["passed"] is None for c in claims["claims"])
-    assert claims["claims"][0]["ours"] > 0 and claims["claims"][2]["ours"] is None  # one seed: no interval
+    c3 = claims["claims"][2]  # one seed: a slope, no interval, and the gate from the bound over the smoke grid
+    assert claims["claims"][0]["ours"] > 0 and c3["ours"] < 0 and c3["interval"] is None
+    assert c3["threshold"] == c3["details"]["cells"][c3["details"]["deciding_cell"]]["gate"]
 
     client = MlflowClient(tracking_uri=f"sqlite:///{smoke_repo / 'mlflow' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("prox_last_iterate")
