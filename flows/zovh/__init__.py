@@ -2,7 +2,8 @@
 
 ZoVH (the mean-baseline likelihood-ratio Hessian estimator, with query reuse) against the classical randomized
 estimators S1, S2, SCD, CD at equal queries on the quadratic, Rosenbrock and Styblinski-Tang functions, errors
-against torch autograd's exact Hessians; and its curvature-aware descent against ZO-SGD and ZoAR
+against torch autograd's exact Hessians; and its curvature-aware descent against ZO-SGD, ZoAR and the S2 / SCD
+estimators in the same step, every method at the same queries per iteration
 (stages/zovh/README.md; the estimators in tasks/zeroth/hessian.py, the descent in tasks/zeroth/descent.py).
 
 - params.py: the typed Params of stages/zovh/params.yaml.

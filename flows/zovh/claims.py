@@ -151,8 +151,8 @@ def claim_descent(cid: str, summary: dict, lrs: list[float], baseline: str, fact
                                        for m in (REUSE, baseline)} for fn in summary},
                   "paper_protocol_ratios": _descent_ratio(summary, list(summary), REUSE, baseline,
                                                           "paper_lr_median_ratio"),
-                  "setting": "best lr of each method from the same grid (picked again in each resample); equal new "
-                             "queries per iteration (ZO-SGD K+1)"})
+                  "setting": "best lr of each method from the same grid (picked again in each resample); the same K "
+                             "new queries per iteration for every method (ZO-SGD: K-1 directions + f(theta))"})
 
 
 def claim_c5(summary: dict, deciding: bool) -> Claim:

@@ -29,38 +29,48 @@ def noisy(f, xi: torch.Tensor):
     return lambda X: f(X) + X @ xi
 
 
-def path_errors(function: TestFunction, points: torch.Tensor, hessians: list[torch.Tensor], name: str, K: int,
-                mu: float, noise_std: float, histories: int, seed: int) -> list[dict]:
-    """Frobenius errors of estimator `name` at budget K along one path (warm-up points not recorded)."""
-    directions = torch.Generator().manual_seed(derive_seed(seed, "directions"))
-    noise = torch.Generator().manual_seed(derive_seed(seed, "noise"))
-    estimate = estimator(name, histories)
-    rows = []
-    for index, (x, H) in enumerate(zip(points, hessians)):
-        xi = noise_std * torch.randn(x.numel(), generator=noise, dtype=x.dtype)
+class PathRun:
+    """One estimator at one budget K along one path: its own direction and noise streams and a fresh estimator (so
+    zovh_reuse's buffer holds this path's pairs only); `visit` each point in path order."""
+
+    def __init__(self, function: TestFunction, name: str, K: int, mu: float, noise_std: float, histories: int,
+                 seed: int):
+        self.function, self.K, self.mu, self.noise_std, self.histories = function, K, mu, noise_std, histories
+        self.directions = torch.Generator().manual_seed(derive_seed(seed, "directions"))
+        self.noise = torch.Generator().manual_seed(derive_seed(seed, "noise"))
+        self.estimate = estimator(name, histories)
+        self.rows: list[dict] = []
+
+    def visit(self, index: int, x: torch.Tensor, H: torch.Tensor, H_norm: float) -> None:
+        """Estimate at path point `index`; its Frobenius error is recorded after the warm-up points."""
+        xi = self.noise_std * torch.randn(x.numel(), generator=self.noise, dtype=x.dtype)
         started = time.perf_counter()
-        result = estimate(noisy(function.f, xi), x, K, directions, mu)
+        result = self.estimate(noisy(self.function.f, xi), x, self.K, self.directions, self.mu)
         elapsed = time.perf_counter() - started
-        if index >= histories:
-            rows.append({"point": index - histories, "frob_err": result.frobenius_error(H),
-                         "rel_err": result.frobenius_error(H) / float(torch.linalg.matrix_norm(H)),
-                         "n_queries": result.queries, "time_s": elapsed})
-    return rows
+        if index >= self.histories:
+            error = result.frobenius_error(H)
+            self.rows.append({"point": index - self.histories, "frob_err": error, "rel_err": error / H_norm,
+                              "n_queries": result.queries, "time_s": elapsed})
 
 
 def seed_study(functions: dict[str, TestFunction], paths: dict[tuple[str, str], torch.Tensor], estimators: list[str],
                K: int, queries_grid: list[int], mu: float, noise_std: float, histories: int, seed: int) -> list[dict]:
     """Rows (function, regime, estimator, K, point, frob_err, rel_err, n_queries, time_s) of one seed: every
-    estimator at budget K on both regimes, and at each budget of `queries_grid` on R-near."""
+    estimator at budget K on both regimes, and at each budget of `queries_grid` on R-near. The points of a path are
+    the outer loop, so that one exact Hessian is held at a time (200 MB at d = 5000) whatever the path's length."""
     rows = []
     for (name, regime), points in paths.items():
-        hessians = [functions[name].hessian(x) for x in points]  # torch autograd, exact
         budgets = [K] + ([q for q in queries_grid if q != K] if regime == "near" else [])
-        for budget in budgets:
-            for est in estimators:
-                for row in path_errors(functions[name], points, hessians, est, budget, mu, noise_std, histories,
-                                       derive_seed(seed, name, regime, est, budget)):
-                    rows.append({"function": name, "regime": regime, "estimator": est, "K": budget, **row})
+        runs = {(budget, est): PathRun(functions[name], est, budget, mu, noise_std, histories,
+                                       derive_seed(seed, name, regime, est, budget))
+                for budget in budgets for est in estimators}
+        for index, x in enumerate(points):
+            H = functions[name].hessian(x)  # torch autograd, exact
+            H_norm = float(torch.linalg.matrix_norm(H))
+            for run in runs.values():
+                run.visit(index, x, H, H_norm)
+        rows += [{"function": name, "regime": regime, "estimator": est, "K": budget, **row}
+                 for (budget, est), run in runs.items() for row in run.rows]
     return rows
 
 

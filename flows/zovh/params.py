@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from tasks.core.params import Params as BaseParams
-from tasks.zeroth.descent import KINDS
+from tasks.zeroth.descent import KINDS, check_method, queries_per_iteration
 from tasks.zeroth.functions import OPTIMISATION_FUNCTIONS
 from tasks.zeroth.hessian import NAMES
 
@@ -45,7 +45,7 @@ class Optimisation(BaseParams):
     seeds: int = Field(ge=1)
     functions: list[Literal[tuple(OPTIMISATION_FUNCTIONS)]] = Field(min_length=1)  # type: ignore[valid-type]
     lrs: list[Positive] = Field(min_length=1)
-    K: int = Field(ge=3)
+    K: int = Field(ge=3)  # new function queries per iteration, the same for every method
     mu: Positive
     lam: Positive
     paper_lr: Positive  # the paper's protocol: one lr for every method (reported, not a claim)
@@ -59,6 +59,11 @@ class Optimisation(BaseParams):
             raise ValueError(f"method names must be unique, got {names}")
         if self.paper_lr not in self.lrs:
             raise ValueError(f"paper_lr {self.paper_lr} must be a point of lrs")
+        for m in self.methods:
+            check_method(m.kind, self.K, m.histories)
+        spent = {m.name: queries_per_iteration(m.kind, self.K) for m in self.methods}
+        if len(set(spent.values())) > 1:  # scd at an even K spends K - 1: the comparison must be at equal queries
+            raise ValueError(f"every method must spend the same queries per iteration, got {spent} at K = {self.K}")
         return self
 
 

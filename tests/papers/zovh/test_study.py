@@ -38,3 +38,22 @@ def test_path_steps_along_the_normalised_gradient():
     assert (fn.f(points[1:]) < fn.f(points[:-1])).all()
     inside = start(fn, "paper", torch.Generator().manual_seed(2), 0.1, 100.0)
     assert float(torch.linalg.vector_norm(inside)) <= 100.0
+
+
+def test_each_points_hessian_is_computed_once_for_every_estimator_and_budget():
+    """The study's memory stays one Hessian whatever the path's length (d = 5000 in `full`: 200 MB each)."""
+    A, b = random_quadratic(6, torch.Generator().manual_seed(0))
+    function = hessian_study_functions(A, b)["quadratic"]
+    calls = []
+
+    class Counted(type(function)):
+        def hessian(self, x):
+            calls.append(x)
+            return super().hessian(x)
+
+    counted = Counted(function.name, function.f, function.minimiser)
+    points = path(counted, start(counted, "near", torch.Generator().manual_seed(1), 0.1, 100.0), 5, 1e-4)
+    rows = seed_study({"quadratic": counted}, {("quadratic", "near"): points}, ["s1", "scd", "zovh_reuse"], 3, [6, 9],
+                      0.1, 1e-3, 2, seed=0)
+    assert len(calls) == len(points)
+    assert len(rows) == 3 * 3 * (len(points) - 2)  # 3 estimators x 3 budgets x the points after the warm-up
