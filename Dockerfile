@@ -47,6 +47,7 @@ COPY --chown=papers:papers . .
 # the claims' provenance work as in a checkout (one commit, dated 2000-01-01 so that the same files and source commit
 # give the same hash).
 RUN pip install --no-deps --no-build-isolation -e . \
+    && python -m tasks.sync.aot \
     && chown -R papers:papers /app
 USER 1000:1000
 RUN git init -q \

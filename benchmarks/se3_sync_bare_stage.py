@@ -24,7 +24,7 @@ def solve(params: se3_sync.Params, out: Path) -> None:
     for path, method in product(sorted((root / DATA / "instances").glob("*.npz")), params.methods):
         options = se3_sync._solver_options(method, params.solver)
         save_result(out / f"{method}__{path.stem}.npz", METHODS[method](load_instance(path).graph, **options))
-    variants = se3_sync.timing_variants(params.methods, params.solver, params.timing.eig_matched_tol)
+    variants = se3_sync.timing_variants(params.solver, params.timing.eig_matched_tol)
     write_json(out / "timing.json", se3_sync.time_runs.fn(sorted((root / DATA / "timing_instances").glob("*.npz")),
                                                           variants, params.timing.repeats))
 

@@ -25,12 +25,13 @@ class ScanParams(BaseParams):
 
 
 class Timing(BaseParams):
-    """C2 is measured at (n, p, noise); sizes x mean_degree give the time-vs-n curve on
-    well-connected graphs, chain_sizes the curve on SLAM-like chains (odometry + loop_fraction x n
-    loop closures). EIG is timed at ARPACK's stock tol (0) and at eig_matched_tol."""
+    """C2 is measured on the grid claim_sizes x claim_p (one cell each, at noise); sizes x mean_degree give the
+    time-vs-n curve on well-connected graphs, chain_sizes the curve on SLAM-like chains (odometry + loop_fraction x n
+    loop closures, DQGPM from the spanning-tree start). EIG is timed at ARPACK's stock tol (0) and at eig_matched_tol.
+    Every instance: `seeds` graphs x `repeats` rounds of the methods, alternated."""
 
-    n: int = Field(ge=3)
-    p: float = Field(gt=0, le=1)
+    claim_sizes: list[Annotated[int, Field(ge=3)]] = Field(min_length=1)
+    claim_p: list[Annotated[float, Field(gt=0, le=1)]] = Field(min_length=1)
     noise: NonNegative
     sizes: list[Annotated[int, Field(ge=3)]] = Field(min_length=1)
     mean_degree: float = Field(gt=0)

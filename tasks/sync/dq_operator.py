@@ -37,7 +37,6 @@ from tasks.sync.dualquat import dq_project, dq_vector_normalize
 from tasks.sync.measurement import check_edges
 from tasks.sync.quaternion import qleft
 
-ENGINES = ("numba", "numpy")
 _CONJ = np.array([1.0, -1.0, -1.0, -1.0] * 2)  # a* = a_s* + eps a_d*
 
 

@@ -4,9 +4,10 @@ one loop over nodes per iteration.
 Per node i and iteration: y_i = (1 + shift) x_i + sum_j C_ij x_j (three quaternion products per
 neighbour, 8 doubles read per block), then the projection / normalization and the per-node
 change are computed on the spot, so nothing of size n is allocated inside the loop. Kernels are
-compiled on first use and cached on disk (`cache=True`, next to this file's __pycache__), so a
-new process pays only the cache load. The numpy functions of dq_operator are the reference
-(tests/sync/test_kernels.py keeps the two equal to 1e-12).
+compiled on first use and cached on disk (`cache=True`, in this folder's __pycache__), so a
+new process pays the cache load and numba's start (0.2-0.4 s); tasks/sync/aot.py builds the same
+source ahead of time, without either. The numpy functions of dq_operator are the reference
+(tests/sync/test_kernels.py keeps the two equal to 1e-12); the calling code is tasks/sync/native.py.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from tasks.sync.dq_operator import DQOperator, Trace
-from tasks.sync.dualquat import dq_project, dq_vector_normalize
+from tasks.sync.native import run_gpm, run_measurements, run_power
 
 
 @njit(cache=True, nogil=True)
@@ -146,23 +147,14 @@ def power_kernel(indptr, indices, blocks, v, p, rot_tol, trans_abs, max_iter, ro
 
 
 def power_numba(op: DQOperator, v: np.ndarray, rot_tol: float, trans_tol: float, max_iter: int) -> Trace:
-    """Compiled twin of dq_operator.power_numpy."""
-    v = np.ascontiguousarray(dq_vector_normalize(v))
-    p = np.ascontiguousarray(dq_project(v))
-    rot, trans = np.empty(max_iter), np.empty(max_iter)
-    it, converged = power_kernel(op.indptr, op.indices, op.blocks, v, p, float(rot_tol),
-                                 float(trans_tol * op.scale), int(max_iter), rot, trans)
-    return Trace(v, rot[:it].tolist(), trans[:it].tolist(), bool(converged), projected=p)
+    """Compiled (JIT) twin of dq_operator.power_numpy."""
+    return run_power(power_kernel, op, v, rot_tol, trans_tol, max_iter)
 
 
 def gpm_numba(op: DQOperator, x: np.ndarray, shift: float, rot_tol: float, trans_tol: float,
               max_iter: int) -> Trace:
-    """Compiled twin of dq_operator.gpm_numpy."""
-    x = np.array(x, dtype=float, order="C")
-    rot, trans = np.empty(max_iter), np.empty(max_iter)
-    it, converged = gpm_kernel(op.indptr, op.indices, op.blocks, x, float(shift), float(rot_tol),
-                               float(trans_tol * op.scale), int(max_iter), rot, trans)
-    return Trace(x, rot[:it].tolist(), trans[:it].tolist(), bool(converged))
+    """Compiled (JIT) twin of dq_operator.gpm_numpy."""
+    return run_gpm(gpm_kernel, op, x, shift, rot_tol, trans_tol, max_iter)
 
 
 # ---------------------------------------------------------------- measurements (spec §3.2 steps 1-2)
@@ -264,14 +256,5 @@ def sign_fix_kernel(n, edges, z):
 
 
 def measurement_dqs_numba(n: int, edges: np.ndarray, Z: np.ndarray, dq: np.ndarray | None) -> np.ndarray:
-    """Compiled twin of measurement.measurement_dqs for validated edges (m, 2) int64: the
-    measured DQs (dq, or the UDQs of Z) with the sign fix. The BFS visits neighbours in edge
-    order rather than scipy's, so the tree can differ; the sign decisions it makes agree except
-    for measurements orthogonal to their tree prediction (noise near 90 degrees)."""
-    z = np.array(dq, dtype=float) if dq is not None else udq_from_matrices(np.ascontiguousarray(Z, dtype=float))
-    if z.shape != (len(edges), 8):
-        raise ValueError(f"need one 8-vector DQ per edge, got {z.shape} for {len(edges)} edges")
-    reached = sign_fix_kernel(n, np.ascontiguousarray(edges, dtype=np.int64), z)
-    if reached < n:
-        raise ValueError(f"graph is disconnected: node 0 reaches {reached} of {n} nodes")
-    return z
+    """Compiled (JIT) twin of measurement.measurement_dqs for validated edges (see native.run_measurements)."""
+    return run_measurements(udq_from_matrices, sign_fix_kernel, n, edges, Z, dq)

@@ -10,7 +10,8 @@ from time import perf_counter
 import numpy as np
 from scipy.sparse.linalg import eigs
 
-from tasks.sync.dq_operator import ENGINES, DQOperator, Trace, build_operator, gpm_numpy, power_numpy
+from tasks.sync import native
+from tasks.sync.dq_operator import DQOperator, Trace, build_operator, gpm_numpy, power_numpy
 from tasks.sync.dualquat import dq_conj, dq_mul, dq_project, pose_from_dq
 from tasks.sync.graph import PoseGraph, Poses, SyncResult, connected_components
 from tasks.sync.measurement import align_node_signs, bfs_tree, block_matrix, check_edges, measurement_dqs
@@ -48,24 +49,29 @@ TRANS_TOL = 1e-6  # max_i translation change / scene scale
 POWER_TOL = 1e-3  # the power method as DQGPM's initializer only: about 0.1 degrees
 
 
-def _engine(engine: str):
-    """(power, gpm) iteration functions of an engine: "numba" (compiled) or "numpy" (reference)."""
-    if engine == "numba":
-        from tasks.sync.kernels import gpm_numba, power_numba
+ENGINES = (*native.COMPILED, "numpy")
 
-        return power_numba, gpm_numba
+
+def _numpy_measurements(n: int, edges: np.ndarray, Z: np.ndarray, dq: np.ndarray | None) -> np.ndarray:
+    return measurement_dqs(PoseGraph(n, edges, Z, dq), checked=True)
+
+
+NUMPY = native.Engine("numpy", power_numpy, gpm_numpy, _numpy_measurements)
+
+
+def _engine(engine: str) -> native.Engine:
+    """The iterations of an engine: "numba" (compiled: ahead of time where built, else numba's JIT; see
+    tasks/sync/native.py), "jit" (numba's JIT only) or "numpy" (the reference). Only the chosen one is loaded."""
+    if engine in native.COMPILED:
+        return native.engine(engine)
     if engine == "numpy":
-        return power_numpy, gpm_numpy
+        return NUMPY
     raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
 
 
-def _measurements(graph: PoseGraph, edges: np.ndarray, engine: str) -> np.ndarray:
+def _measurements(graph: PoseGraph, edges: np.ndarray, iterations: native.Engine) -> np.ndarray:
     """Sign-fixed measured DQs of a validated graph, by the engine's code path."""
-    if engine == "numba":
-        from tasks.sync.kernels import measurement_dqs_numba
-
-        return measurement_dqs_numba(graph.n, edges, graph.Z, graph.dq)
-    return measurement_dqs(graph, checked=True)
+    return iterations.measurements(graph.n, edges, graph.Z, graph.dq)
 
 
 def power_method(
@@ -81,9 +87,8 @@ def power_method(
     right-multiplication gauge), which is harmless: the iterates converge to one vector of that
     eigenspace, set by the start.
     """
-    power, _ = _engine(engine)
     v0 = np.random.default_rng(seed).standard_normal((op.n, 8))
-    return power(op, v0, rot_tol, trans_tol, max_iter)
+    return _engine(engine).power(op, v0, rot_tol, trans_tol, max_iter)
 
 
 def _stop_message(name: str, trace: Trace, max_iter: int) -> str:
@@ -103,14 +108,15 @@ def dq_spectral(
     given as DQGPM's initializer)."""
     edges = _connected_edges(graph)
     graph = PoseGraph(graph.n, edges, graph.Z, graph.dq)
-    _engine(engine)
+    iterations = _engine(engine)
     start = perf_counter()
-    op = build_operator(graph.n, edges, _measurements(graph, edges, engine), checked=True)
+    op = build_operator(graph.n, edges, _measurements(graph, edges, iterations), checked=True)
     trace = power_method(op, rot_tol=rot_tol, trans_tol=trans_tol, max_iter=max_iter, seed=seed, engine=engine)
     x = trace.projected
     poses = _poses(x)
     wall_time = perf_counter() - start
-    info = {"dq": x, "translation_history": trace.translation, "final_change": _final(trace), "engine": engine}
+    info = {"dq": x, "translation_history": trace.translation, "final_change": _final(trace), "engine": engine,
+            "kernels": iterations.build}
     return SyncResult(poses, trace.iterations, trace.rotation, wall_time, "dq_spectral", info,
                       trace.converged, _stop_message("power method", trace, max_iter))
 
@@ -166,10 +172,11 @@ def dqgpm(
         raise ValueError(f"x0 must have shape ({graph.n}, 8), got {np.shape(x0)}")
     if init not in ("spectral", "tree"):
         raise ValueError(f"init must be 'spectral' or 'tree', got {init!r}")
-    _, gpm = _engine(engine)
+    iterations = _engine(engine)
+    gpm = iterations.gpm
     start = perf_counter()
     logging_time = 0.0
-    dqs = _measurements(graph, edges, engine)
+    dqs = _measurements(graph, edges, iterations)
     op = build_operator(graph.n, edges, dqs, checked=True)
     power = None
     if x0 is not None:
@@ -209,6 +216,7 @@ def dqgpm(
         "dq": x,
         "init": "x0" if x0 is not None else init,
         "engine": engine,
+        "kernels": iterations.build,
         "power_iterations": power.iterations if power else 0,
         "power_history": power.rotation if power else [],
         "power_converged": power.converged if power else None,

@@ -43,52 +43,56 @@ def test_accuracy_claim_names_runs_that_hit_max_iter():
     assert not_converged(claim.details) == 1
 
 
-def timing_row(purpose, threads, method, times, n=40, family="er", converged=True):
-    return {"instance": f"timing_{purpose}_n{n}_t0", "purpose": purpose, "family": family, "n": n, "edges": 4 * n,
-            "blas_threads": threads, "method": method, "times": times, "iterations": 7, "power_iterations": 5,
-            "converged": converged}
+def timing_row(purpose, method, times, n=40, p=0.1, family="er", converged=True, trial=0):
+    return {"instance": f"timing_{purpose}_n{n}_p{p:g}_t{trial}", "purpose": purpose, "family": family, "n": n, "p": p,
+            "edges": 4 * n, "blas_threads": 1, "method": method, "times": times, "iterations": 7,
+            "power_iterations": 5, "converged": converged}
 
 
-def test_efficiency_claim_uses_single_thread_medians_and_the_stronger_eig():
-    timing = [timing_row("claim", threads, m, times)
-              for threads, m, times in [(1, "dqgpm", [2.0, 4.0, 3.0]), (1, "eig", [1.5] * 3),
-                                        (1, "eig_matched", [1.0] * 3), ("default", "dqgpm", [1.0] * 3),
-                                        ("default", "eig", [4.0] * 3), ("default", "eig_matched", [5.0] * 3)]]
-    claim = efficiency_claim(timing, 0, True, "test")
-    assert claim.ours == pytest.approx(3.0) and claim.verdict.word == "fail"
-    assert claim.details["stronger_eig"] == "eig_matched" and claim.details["ratio_vs_stock_eig"] == pytest.approx(2.0)
-    assert claim.details["ratio_blas_default_threads"] == pytest.approx(0.25)
-    assert claim.details["dqgpm_iterations"] == [7] and not_converged(claim.details) == 0
-
-
-def test_efficiency_claim_reports_timed_runs_that_hit_max_iter():
-    timing = [timing_row("claim", 1, "dqgpm", [1.0, 1.1], converged=False), timing_row("claim", 1, "eig", [2.0, 2.1]),
-              timing_row("claim", "default", "dqgpm", [1.0]), timing_row("claim", "default", "eig", [2.0]),
-              timing_row("curve", 1, "dqgpm", [3.0], n=100, family="chain", converged=False),
-              timing_row("curve", 1, "dqgpm_tree", [1.0], n=100, family="chain", converged=False),
-              timing_row("curve", 1, "eig", [2.0], n=100, family="chain")]
-    claim = efficiency_claim(timing, 0, True, "test")
-    assert not_converged(claim.details) == 1
-    (curve,) = curve_ratios(timing)
-    assert (curve["family"], curve["n"], curve["stronger_eig"]) == ("chain", 100, "eig")
-    assert curve["ratio_dqgpm_over_eig"] == pytest.approx(1.5) and curve["ratio_dqgpm_tree_over_eig"] == pytest.approx(0.5)
-    assert curve["dqgpm_not_converged"] == 1 and curve["dqgpm_tree_not_converged"] == 1
-
-
-def claim_timing(dqgpm, eig, eig_matched, instances=3):
-    """The claim's timed runs: per instance, each variant's repeats (the same for every instance)."""
-    return [timing_row("claim", threads, m, times, n=40 + k) for k in range(instances) for threads in (1, "default")
+def cell(n, p, dqgpm, eig, eig_matched, graphs=3):
+    """One C2 cell: per graph, each variant's alternated rounds (the same for every graph)."""
+    return [timing_row("claim", m, times, n=n, p=p, trial=k) for k in range(graphs)
             for m, times in (("dqgpm", dqgpm), ("eig", eig), ("eig_matched", eig_matched))]
 
 
-@pytest.mark.parametrize(("dqgpm", "word"), [(noisy(0.5, 0.1, 5), "pass"), (noisy(1.5, 0.1, 5), "fail"),
-                                             (noisy(1.0, 0.5, 5), "inconclusive")])
-def test_efficiency_claim_is_decided_on_a_paired_bootstrap_of_the_timed_runs(dqgpm, word):
-    claim = efficiency_claim(claim_timing(dqgpm, noisy(2.0, 0.1, 5), noisy(1.0, 0.1, 5)), 0, True, "test")
-    assert claim.verdict.word == word and claim.details["timed_runs"] == 15
-    assert "paired bootstrap over 15 timed runs" in claim.verdict.interval.method
-    assert claim.ours == pytest.approx(np.median(dqgpm))  # over the matched EIG's median, 1.0
-    assert efficiency_claim(claim_timing(dqgpm, [2.0], [1.0]), 0, False, "test").verdict.word == "undecided"
+@pytest.mark.parametrize(("worst", "word"), [(noisy(0.8, 0.1, 3), "pass"), (noisy(1.3, 0.1, 3), "fail"),
+                                             (noisy(1.0, 0.5, 3), "inconclusive")])
+def test_efficiency_claim_is_decided_by_its_worst_cell(worst, word):
+    timing = (cell(200, 0.1, noisy(0.3, 0.1, 3), [2.0] * 3, [1.0] * 3)
+              + cell(400, 0.05, worst, [1.0] * 3, noisy(2.0, 0.1, 3)))
+    claim = efficiency_claim(timing, True, "test")
+    assert claim.verdict.word == word and claim.details["worst_cell"] == {"n": 400, "p": 0.05}
+    assert claim.ours == pytest.approx(np.median(worst))  # over the stock EIG's 1.0, the faster in every round
+    assert "n=400, p=0.05 decides" in claim.verdict.reason and "of 2 parts pass" in claim.verdict.reason
+    assert claim.verdict.interval.n == 9 and "order-statistic interval" in claim.verdict.interval.method
+    assert [len(c["ratios"]) for c in claim.details["cells"]] == [9, 9]
+    assert efficiency_claim(timing, False, "test").verdict.word == "undecided"
+
+
+def test_efficiency_claim_pairs_each_round_with_that_rounds_faster_eig():
+    timing = cell(200, 0.1, [1.0, 1.0, 1.0], [2.0, 0.5, 4.0], [4.0, 4.0, 1.0], graphs=1)
+    (only,) = efficiency_claim(timing, True, "test").details["cells"]
+    assert only["ratios"] == [0.5, 2.0, 1.0] and only["ratio_median"] == 1.0
+
+
+def test_efficiency_claim_with_fewer_than_nine_rounds_is_inconclusive():
+    claim = efficiency_claim(cell(200, 0.1, [0.1, 0.1], [1.0, 1.0], [1.0, 1.0]), True, "test")
+    assert claim.verdict.word == "inconclusive" and "fewer than 9 repeats" in claim.verdict.reason
+
+
+def test_efficiency_claim_reports_timed_runs_that_hit_max_iter_and_the_chain_starts():
+    timing = cell(200, 0.1, [1.0] * 3, [2.0] * 3, [2.0] * 3, graphs=1)
+    timing[0]["converged"] = False
+    timing += [timing_row("curve", "dqgpm", [1.0], n=100, family="chain", converged=False),
+               timing_row("curve", "dqgpm_spectral_start", [3.0], n=100, family="chain", converged=False),
+               timing_row("curve", "eig", [2.0], n=100, family="chain")]
+    claim = efficiency_claim(timing, True, "test")
+    assert not_converged(claim.details) == 1
+    (curve,) = curve_ratios(timing)
+    assert (curve["family"], curve["n"], curve["stronger_eig"]) == ("chain", 100, "eig")
+    assert curve["ratio_dqgpm_over_eig"] == pytest.approx(0.5)
+    assert curve["ratio_dqgpm_spectral_start_over_eig"] == pytest.approx(1.5)
+    assert curve["dqgpm_not_converged"] == 1 and curve["dqgpm_spectral_start_not_converged"] == 1
 
 
 @pytest.mark.parametrize(("dq_trans", "word"), [(noisy(0.1, 0.001, 5), "pass"), (noisy(0.12, 0.001, 5), "fail"),
