@@ -80,16 +80,17 @@ def claim_c1(cells: dict, dims: list[int], deciding: bool) -> Claim:
                              "slope_log_N_vs_log_d": slope(dims, [N[d] for d in dims])}
     hits = {d: cells[("ncrs", d, C1_P)]["hit"] for d in (low, high)}
     ours = _finite(ratio_of_medians(hits[high], hits[low]))
-    # the instances at two dimensions are different draws: each d is resampled on its own
+    # instance i starts from the same z0 at every d (A and w differ): pairs resampled together
     if (low, high) == C1_DIMS:
-        verdict = decide(lambda: median_ratio_verdict("C1", hits[high], hits[low], False, Gate(*C1_RANGE),
+        verdict = decide(lambda: median_ratio_verdict("C1", hits[high], hits[low], True, Gate(*C1_RANGE),
                                                       (f"d = {high}", f"d = {low}")), deciding)
     else:
         verdict = not_run(f"the profile lacks d = {C1_DIMS[0]} and {C1_DIMS[1]} (ran {dims})")
     return Claim("C1", f"N({high})/N({low}) of NCRS at p = {C1_P:g} in [{C1_RANGE[0]:g}, {C1_RANGE[1]:g}] "
                        "(intrinsic, not ambient, dimension)", "O(k / (p^2 eps^2)), independent of d", ours,
                  C1_RANGE[1], verdict,
-                 {"setting": f"uniform margin p = {C1_P:g}, d in {dims}", "range": list(C1_RANGE),
+                 {"setting": f"uniform margin p = {C1_P:g}, d in {dims}, instance i from the same z0 at every d",
+                  "range": list(C1_RANGE),
                   "N_per_instance": {str(d): per_instance(h) for d, h in hits.items()},
                   "slope_log_N_vs_log_d": by_method["ncrs"]["slope_log_N_vs_log_d"], "by_method": by_method,
                   "steps": {m: {str(d): _finite(cells[(m, d, C1_P)].get("step")) for d in dims if (m, d, C1_P) in cells}
@@ -120,35 +121,48 @@ def claim_c2(cells: dict, dims: list[int], margins: list[float], deciding: bool)
 
 
 def worst_wrong_ratio(rows: np.ndarray) -> float:
-    """rows: per instance (single, voting) wrong fractions, oracle after oracle; the largest over oracles of the
-    mean voting fraction over the mean single-vote fraction."""
+    """rows: per instance, oracle after oracle, the (one answer, majority vote) wrong-decision probabilities averaged
+    over the same pairs; the largest over oracles of the mean majority's over the mean one answer's."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(np.max(rows[:, 1::2].mean(axis=0) / rows[:, 0::2].mean(axis=0)))
 
 
+def _on_pairs(run: dict) -> dict:
+    """The wrong-decision rates of one answer and of the majority on the pairs one run queried, and their ratio."""
+    one, votes = float(np.mean(run["pair_wrong_one"])), float(np.mean(run["pair_wrong_votes"]))
+    return {"wrong_one_answer": one, "wrong_majority": votes, "ratio": votes / one if one > 0 else None,
+            "wrong_one_answer_per_instance": [float(v) for v in run["pair_wrong_one"]],
+            "wrong_majority_per_instance": [float(v) for v in run["pair_wrong_votes"]]}
+
+
 def claim_c3(voting: dict, votes: int, deciding: bool) -> Claim:
-    """voting: oracle -> {"single": run, "voting": run}, each run with per-instance wrong_fraction, best_grad, hit."""
+    """voting: oracle -> {"single": run, "voting": run}. Each run holds, per instance, the exact probabilities that
+    one answer and that a majority of `votes` answers decide wrongly, averaged over the pairs (x_t, candidate) that
+    run queried (so both rates stand on identical pairs), the fraction of its own decisions that were wrong,
+    best_grad and hit. The gate reads the voting run's pairs; the single-vote run's pairs are reported beside."""
     by_oracle = {}
     for oracle, runs in voting.items():
-        single, vote = (float(np.mean(runs[v]["wrong_fraction"])) for v in ("single", "voting"))
-        by_oracle[oracle] = {"wrong_single": single, "wrong_voting": vote, "ratio": vote / single if single > 0 else None,
-                             "wrong_single_per_instance": [float(v) for v in runs["single"]["wrong_fraction"]],
-                             "wrong_voting_per_instance": [float(v) for v in runs["voting"]["wrong_fraction"]],
+        by_oracle[oracle] = {"on_voting_run_pairs": _on_pairs(runs["voting"]),
+                             "on_single_vote_run_pairs": _on_pairs(runs["single"]),
+                             "own_decisions_wrong_single_run": float(np.mean(runs["single"]["wrong_fraction"])),
+                             "own_decisions_wrong_voting_run": float(np.mean(runs["voting"]["wrong_fraction"])),
                              "median_best_grad_single": float(np.median(runs["single"]["best_grad"])),
                              "median_best_grad_voting": float(np.median(runs["voting"]["best_grad"])),
                              "reached_single": int(np.isfinite(runs["single"]["hit"]).sum()),
                              "reached_voting": int(np.isfinite(runs["voting"]["hit"]).sum()),
                              "instances": len(runs["single"]["hit"])}
-    # every oracle ran single and voting on the same instances: one row per instance, resampled together
-    rows = np.column_stack([runs[v]["wrong_fraction"] for runs in voting.values() for v in ("single", "voting")])
+    # both rates of a row come from the same pairs, and every oracle ran on the same instances: one row per instance,
+    # resampled together (a paired bootstrap)
+    rows = np.column_stack([runs["voting"][key] for runs in voting.values() for key in ("pair_wrong_one", "pair_wrong_votes")])
     ours = _finite(worst_wrong_ratio(rows))
     verdict = decide(lambda: on_interval(bootstrap_interval([rows], worst_wrong_ratio,
                                                             derive_seed(BOOTSTRAP_SEED, "bootstrap", "C3"), "instances"),
                                          Gate(high=C3_RATIO)), deciding)
-    return Claim("C3", f"wrong accept/reject decisions with {votes} votes <= {C3_RATIO:g} x single vote, under every "
-                       "gap-dependent oracle (worst ratio)", "O(k^2 / eps^4) with voting (no empirical number)", ours,
-                 C3_RATIO, verdict,
-                 {"setting": f"gap-dependent oracles {list(voting)}, equal total comparisons", "by_oracle": by_oracle})
+    return Claim("C3", f"wrong accept/reject decisions with {votes} votes <= {C3_RATIO:g} x one vote on the same pairs, "
+                       "under every gap-dependent oracle (worst ratio)", "O(k^2 / eps^4) with voting (no empirical number)",
+                 ours, C3_RATIO, verdict,
+                 {"setting": f"gap-dependent oracles {list(voting)}, the pairs queried by the {votes}-vote runs",
+                  "by_oracle": by_oracle})
 
 
 def report_r4(k_cells: dict) -> Claim:

@@ -7,6 +7,7 @@ for the evaluation instances, so the evaluation's own outcome never chooses it.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,40 +31,67 @@ class Instances:
 
 
 def make_instances(d: int, k: int, seeds: list[int], base: int, z0_scale: float, z0_norm: float | None = None) -> Instances:
+    """One instance per seed: x0 = A z0 + w with w Gaussian in the complement of span(A), so A^T x0 = z0 and
+    f(x0) = g(z0). z0 comes from a stream without d, so instance s starts at the same reduced point at every ambient
+    dimension (C1 compares d on paired instances); A and w come from a stream of (d, k, s)."""
     A, x0 = [], []
     for s in seeds:
-        rng = np.random.default_rng(derive_seed(base, "instance", d, k, s))
-        a = np.linalg.qr(rng.standard_normal((d, k)))[0]
-        z0 = z0_scale * rng.standard_normal(k)
+        z0 = z0_scale * np.random.default_rng(derive_seed(base, "z0", k, s)).standard_normal(k)
         if z0_norm is not None:  # the k-scaling report: equal starting distance for every k
             z0 *= z0_norm / np.linalg.norm(z0)
+        rng = np.random.default_rng(derive_seed(base, "instance", d, k, s))
+        a = np.linalg.qr(rng.standard_normal((d, k)))[0]
+        w = rng.standard_normal(d)
         A.append(a)
-        x0.append(a @ z0 + rng.standard_normal(d))  # w does not change f
+        # a plain Gaussian w would move the reduced start to z0 + A^T w (A^T w ~ N(0, I_k)), differently at each d
+        x0.append(a @ z0 + w - a @ (a.T @ w))
     return Instances(np.stack(A), np.stack(x0))
 
 
+def wrong_probability(p_correct: np.ndarray, votes: int) -> np.ndarray:
+    """Probability that a majority of `votes` (odd) independent answers, each correct with probability p_correct,
+    is wrong: at most (votes - 1) / 2 correct answers, the binomial sum written out (scipy's cdf costs five times
+    as much, once per decision of a 60000-decision run)."""
+    correct = np.arange((votes - 1) // 2 + 1)
+    weights = np.array([math.comb(votes, j) for j in correct], dtype=float)
+    q = np.asarray(p_correct, dtype=float)[..., None]
+    return np.sum(weights * q**correct * (1 - q) ** (votes - correct), axis=-1)
+
+
 class HitRecorder:
-    """First comparisons at which each chain's gradient norm is <= epsilon, the best norm so far, a median trace,
-    and (with `decisions`) the wrong accept/reject decisions against the true f. Stops when every chain has hit,
-    unless `full` (the voting runs compare final states at equal comparisons)."""
+    """First comparisons at which each chain's gradient norm is <= epsilon, the best norm so far and a median trace.
+    Stops when every chain has hit, unless `full` (the voting runs compare final states at equal comparisons).
+
+    With `judged` = (noise, votes), each accept/reject decision is also judged against the true f: the decision the
+    run took (wrong or not), and on that same pair (x_t, candidate) the exact probability that one answer of the
+    oracle, and that a majority of `votes` answers, is wrong. Both probabilities are read off the same pairs, so
+    their ratio compares the two ways of deciding on identical states and candidates (C3), free of vote sampling."""
 
     def __init__(self, objective: ActiveSubspace, epsilon: float, budget: int, chains: int, full: bool = False,
-                 decisions: bool = False, x0: np.ndarray | None = None):
-        self.objective, self.epsilon, self.full, self.decisions = objective, epsilon, full, decisions
+                 judged: tuple[Noise, int] | None = None, x0: np.ndarray | None = None):
+        self.objective, self.epsilon, self.full, self.judged = objective, epsilon, full, judged
         self.hit = np.full(chains, np.inf)
         self.best = np.full(chains, np.inf)
         self.wrong = np.zeros(chains)
+        self.wrong_one, self.wrong_votes = np.zeros(chains), np.zeros(chains)
         self.decided = 0
         self.previous = x0
         self.every = max(1, budget // TRACE_POINTS)
         self.trace_q, self.trace_g = [], []
         self.calls = 0
 
+    def _judge(self, candidate: np.ndarray, accepted: np.ndarray) -> None:
+        noise, votes = self.judged
+        current, proposed = self.objective(self.previous), self.objective(candidate)
+        self.wrong += accepted != (proposed < current)
+        p_correct = noise.p_correct(current - proposed)
+        self.wrong_one += wrong_probability(p_correct, 1)
+        self.wrong_votes += wrong_probability(p_correct, votes)
+        self.decided += 1
+
     def __call__(self, x, queries, info) -> bool:
-        if self.decisions and "candidate" in info:
-            better = self.objective(info["candidate"]) < self.objective(self.previous)
-            self.wrong += info["accepted"] != better
-            self.decided += 1
+        if self.judged is not None and "candidate" in info:
+            self._judge(info["candidate"], info["accepted"])
         self.previous = x
         g = self.objective.grad_norm(x)
         self.best = np.minimum(self.best, g)
@@ -75,9 +103,11 @@ class HitRecorder:
         return not self.full and bool(np.isfinite(self.hit).all())
 
     def result(self) -> dict:
+        decided = max(self.decided, 1)
         return {"hit": self.hit, "best_grad": self.best, "trace_queries": np.asarray(self.trace_q),
-                "trace_grad": np.asarray(self.trace_g),
-                "wrong_fraction": self.wrong / max(self.decided, 1), "decisions": self.decided}
+                "trace_grad": np.asarray(self.trace_g), "wrong_fraction": self.wrong / decided,
+                "pair_wrong_one": self.wrong_one / decided, "pair_wrong_votes": self.wrong_votes / decided,
+                "decisions": self.decided}
 
 
 def save_instances(path, evaluation: Instances, calibration: Instances) -> None:
@@ -90,19 +120,22 @@ def load_instances(path) -> tuple[Instances, Instances]:
         return Instances(data["A"], data["x0"]), Instances(data["A_calibration"], data["x0_calibration"])
 
 
-def voting_run(inst: Instances, noise: Noise, alpha: float, votes: int, budget: int, epsilon: float, seed: int) -> dict:
-    """NCRS with `votes` votes per decision for the whole budget (no early stop), wrong decisions counted."""
-    return run_batch("ncrs", inst, noise, np.full(len(inst.x0), alpha), budget, epsilon, seed, votes=votes, full=True)
+def voting_run(inst: Instances, noise: Noise, alpha: float, votes: int, budget: int, epsilon: float, seed: int,
+               judge_votes: int) -> dict:
+    """NCRS with `votes` votes per decision for the whole budget (no early stop); every decision judged, and on each
+    pair the wrong-decision probabilities of one answer and of a majority of `judge_votes`."""
+    return run_batch("ncrs", inst, noise, np.full(len(inst.x0), alpha), budget, epsilon, seed, votes=votes, full=True,
+                     judge_votes=judge_votes)
 
 
 def run_batch(method: str, inst: Instances, noise: Noise, steps: np.ndarray, budget: int, epsilon: float, seed: int,
-              nu: float = 1e-3, votes: int = 1, full: bool = False) -> dict:
+              nu: float = 1e-3, votes: int = 1, full: bool = False, judge_votes: int | None = None) -> dict:
     """One batch of chains (one per instance, step per chain) of `method`: ncrs, ngd (dueling NGD) or exact
-    (NCRS with exact comparisons)."""
+    (NCRS with exact comparisons); with `judge_votes` (NCRS) every decision is judged (HitRecorder)."""
     objective = ActiveSubspace(inst.A)
     chains = len(inst.x0)
-    recorder = HitRecorder(objective, epsilon, budget, chains, full=full, decisions=full and method != "ngd",
-                           x0=inst.x0)
+    judged = None if judge_votes is None else (noise, judge_votes)
+    recorder = HitRecorder(objective, epsilon, budget, chains, full=full, judged=judged, x0=inst.x0)
     oracle_rng, method_rng = (np.random.default_rng(derive_seed(seed, method, part)) for part in ("oracle", "method"))
     if method == "exact":
         noise = Noise("exact")

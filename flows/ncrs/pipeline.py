@@ -96,7 +96,7 @@ def solve_voting(problem: Path, out: Path, params: Params, oracle: str, votes: i
     inst, _ = load_instances(problem)
     inst.A, inst.x0 = inst.A[: g.seeds], inst.x0[: g.seeds]
     noise = Noise(oracle, p_max=g.p_max, kappa=g.kappa, tau=g.tau)
-    run = voting_run(inst, noise, g.alpha, votes, g.budget, g.epsilon, seed)
+    run = voting_run(inst, noise, g.alpha, votes, g.budget, g.epsilon, seed, judge_votes=g.votes)
     _save(out, run)
     return {"wrong_fraction": float(np.mean(run["wrong_fraction"])), "wall_time_s": run["wall_time_s"]}
 
