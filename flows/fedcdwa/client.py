@@ -13,8 +13,8 @@ import torch
 from tasks.core.seeding import derive_seed
 from tasks.federated.kmeans import kmeans
 from tasks.federated.local import (ClientData, features, personal_generator, personal_score, round_generator,
-                                   train_local)
-from tasks.federated.messages import Message, get_weights, set_weights, weights_in, weights_out
+                                   train_local, validation_counts)
+from tasks.federated.messages import Message, candidates_in, get_weights, set_weights, weights_in, weights_out
 from tasks.federated.method import ModelFactory
 
 from .config import FedConfig
@@ -84,3 +84,8 @@ def personal_branch(cfg: FedConfig, broadcast: Message, state: Message, data: Cl
         return term
     train_local(net, data.x_train, data.y_train, cfg, cfg.personal_epochs, personal_generator(seed, client), extra)
     return personal_score(net, data)
+
+
+def score_candidates(message: Message, data: ClientData, *, model: ModelFactory) -> Message:
+    """Every candidate model of the message scored on the client's validation split (the server-step gate)."""
+    return validation_counts([set_weights(model(), weights) for weights in candidates_in(message)], data)

@@ -18,6 +18,7 @@ PersonalEpochs = Annotated[int, Field(ge=0, le=MAX_EPOCHS)]
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 Count = Annotated[int, Field(ge=1)]
+Fraction = Annotated[float, Field(gt=0, le=1)]
 
 
 class FedConfig(Params):
@@ -31,6 +32,8 @@ class FedConfig(Params):
     batch: Count = 32
     hidden: Count = 128
     feature_dim: Count = 32
+    participation: Fraction = 1.0  # the share of clients sampled each round (partial participation below 1)
+    last_rounds: Count = 5  # accuracies are the mean over the last rounds (min(last_rounds, rounds)), not the final one
     # FedCDWA (spec §3)
     lam_gm: NonNegative = 0.1  # PVDA on the global branch: mean, std
     lam_gv: NonNegative = 0.1
@@ -42,6 +45,7 @@ class FedConfig(Params):
     support: Count = 3  # J_bar; 1 = the HWA-Gauss ablation (S_c = {mu_c})
     barycenter_iterations: Count = 50
     server_steps: int = Field(default=10, ge=0)  # I_s; 0 turns server-side distillation off
+    gate_server_step: bool = True  # keep a server step only if it does not lower the clients' validation accuracy
     server_lr: NonNegative = 0.01
     server_momentum: NonNegative = 0.9
     server_batch: Count = 32  # virtual features per class per step

@@ -4,14 +4,10 @@ the run's method's client_update / personalize (methods.METHODS). flower_app/ is
 pyproject.toml names these two); run_flower() starts a SuperLink and one SuperNode per client on 127.0.0.1
 (tasks/federated/flower_deployment.py), submits the app with `flwr run`, and reads the result the ServerApp writes.
 
-Locally the Fleet and Control APIs speak TLS with per-run certificates. Across machines, TLS too (never
-`--insecure`: Flower's messages carry the model and the clients' updates): with a CA and a server certificate
-whose SAN names the SuperLink's host, start `flower-superlink --ssl-ca-certfile CA --ssl-certfile CERT
---ssl-keyfile KEY` on one machine, `flower-supernode --root-certificates CA --superlink HOST:9092 --node-config
-"client=K data='client_K.npz'"` on each client machine (the project checkout and PYTHONPATH there), and `flwr run
-flows/fedcdwa/flower_app CONNECTION --run-config "job='job.json'"` with `root-certificates = "CA"` in that
-connection of FLWR_HOME/config.toml (README). TLS authenticates the SuperLink, not its clients: keep its ports
-reachable from the federation's machines only."""
+Locally the Fleet and Control APIs speak TLS with per-run certificates. Across machines, flower_job.py writes the
+App, the job and the connection (TLS by default: Flower's messages carry the model and the clients' updates) with
+the commands to run. TLS authenticates the SuperLink, not its clients: keep its ports reachable from the
+federation's machines only. The server-step gate's request is an `evaluate.validate` message (a named action)."""
 from __future__ import annotations
 
 import json
@@ -27,13 +23,16 @@ from tasks.federated.messages import Message
 
 from .config import FedConfig
 from .data import Federation
-from .engine import PERSONALIZE, TRAIN, federate, result_record
+from .client import score_candidates
+from .engine import PERSONALIZE, TRAIN, VALIDATE, federate, result_record
 from .methods import METHODS
 from .model import run_model
 
 APP_DIR = Path(__file__).parent / "flower_app"
 STATE_KEY = "fedcdwa"
 POLL_S = 0.05  # Grid.send_and_receive sleeps 3 s between pulls; a round here takes well under that
+MESSAGE_TYPES = {TRAIN: "train", VALIDATE: f"evaluate.{VALIDATE}", PERSONALIZE: "evaluate"}
+CLIENT_ARRAYS = ("x_train", "y_train", "x_test", "y_test", "x_val", "y_val")  # a client's .npz, ClientData's order
 
 
 # ---------------------------------------------------------------- records <-> flat ndarray dicts
@@ -69,7 +68,7 @@ def _client_app():
     def load(context: Context) -> tuple[int, ClientData]:
         k = int(context.node_config["client"])
         with np.load(str(context.node_config["data"])) as d:
-            return k, ClientData(d["x_train"], d["y_train"], d["x_test"], d["y_test"])
+            return k, ClientData(*(d[key] for key in CLIENT_ARRAYS))
 
     def reply(msg, arrays: Message, k: int):
         return FlowerMessage(RecordDict({"arrays": to_record(arrays), "meta": ConfigRecord({"client": k})}), reply_to=msg)
@@ -97,6 +96,13 @@ def _client_app():
         context.state[STATE_KEY] = to_record(state)
         return reply(msg, out, k)
 
+    @app.evaluate(VALIDATE)
+    def validate(msg, context: Context):
+        k, data = load(context)
+        meta = msg.content["meta"]
+        _, _, model = run_of(meta, data)
+        return reply(msg, score_candidates(from_record(msg.content["arrays"]), data, model=model), k)
+
     @app.evaluate()
     def evaluate(msg, context: Context):
         k, data = load(context)
@@ -118,15 +124,18 @@ def _exchange(grid, nodes: dict[int, int], cfg: FedConfig, seed: int, n_classes:
               timeout_s: float):
     from flwr.app import ConfigRecord, Message as FlowerMessage, RecordDict
 
-    def exchange(task: str, round_: int, message: Message) -> list[Message]:
+    def exchange(task: str, round_: int, message: Message, clients: list[int]) -> list[Message]:
         if task == PERSONALIZE and METHODS[cfg.method].own_models:  # their only global model: their own, on this set
             message = message | {"test_x": federation.test_x, "test_y": federation.test_y}
         meta = ConfigRecord({"config": cfg.model_dump_json(), "seed": seed, "round": round_, "n_classes": n_classes})
-        kind = "train" if task == TRAIN else "evaluate"
+        # Before any reply every client takes part (full participation), and the message is the same for all:
+        # send it to every SuperNode (one ClientApp start per node fewer than a query first).
+        targets = [nodes[k] for k in clients] if nodes else sorted(grid.get_node_ids())
         out = [FlowerMessage(RecordDict({"arrays": to_record(message), "meta": meta}), dst_node_id=node,
-                             message_type=kind, group_id=str(round_)) for node in nodes.values()]
+                             message_type=MESSAGE_TYPES[task], group_id=str(round_)) for node in targets]
         replies = _collect(grid, out, timeout_s)
-        return [from_record(replies[k].content["arrays"]) for k in sorted(replies)]  # the in-process loop's order
+        nodes.update({k: m.metadata.src_node_id for k, m in replies.items()})
+        return [from_record(replies[k].content["arrays"]) for k in clients]  # the in-process loop's order
 
     return exchange
 
@@ -158,22 +167,24 @@ def _server_app():
 
     @app.main()
     def main(grid, context):
-        job = json.loads(Path(str(context.run_config["job"])).read_text())
+        job_path = Path(str(context.run_config["job"]))
+        job = json.loads(job_path.read_text())
         cfg, seed, n_clients = FedConfig.model_validate(job["config"]), int(job["seed"]), int(job["n_clients"])
-        with np.load(job["test"]) as d:
+        with np.load(job_path.parent / job["test"]) as d:
             federation = Federation([], d["x"], d["y"], int(job["n_classes"]))
         end = time.monotonic() + job["timeout_s"]
         while len(list(grid.get_node_ids())) < n_clients:
             if time.monotonic() > end:
                 raise TimeoutError(f"fewer than {n_clients} SuperNodes connected")
             time.sleep(POLL_S)
-        asked = [FlowerMessage(RecordDict({}), dst_node_id=node, message_type="query")
-                 for node in sorted(grid.get_node_ids())]
-        answers = _collect(grid, asked, job["timeout_s"])  # which SuperNode holds which client
-        nodes = {k: answers[k].metadata.src_node_id for k in sorted(answers)}
+        nodes: dict[int, int] = {}  # client -> its SuperNode, learnt from the first replies
+        if cfg.participation < 1:  # round 0 already addresses single clients: ask every SuperNode which it holds
+            asked = [FlowerMessage(RecordDict({}), dst_node_id=node, message_type="query")
+                     for node in sorted(grid.get_node_ids())]
+            nodes |= {k: m.metadata.src_node_id for k, m in _collect(grid, asked, job["timeout_s"]).items()}
         result = federate(cfg, federation, seed, _exchange(grid, nodes, cfg, seed, federation.n_classes, federation,
-                                                           job["timeout_s"]))
-        out = Path(job["out"])
+                                                           job["timeout_s"]), n_clients)
+        out = job_path.parent / job["out"]
         tmp = out.with_suffix(".tmp")
         tmp.write_text(json.dumps(result_record(result)))
         tmp.rename(out)  # appears whole: the caller waits for it
@@ -181,21 +192,32 @@ def _server_app():
     return app
 
 
+def client_arrays(data: ClientData) -> dict[str, np.ndarray]:
+    """A client's .npz content (its validation split empty where it holds none)."""
+    empty = (np.zeros((0, data.x_train.shape[1]), np.float32), np.zeros(0, np.int64))
+    val = (data.x_val, data.y_val) if data.y_val is not None else empty
+    return dict(zip(CLIENT_ARRAYS, (data.x_train, data.y_train, data.x_test, data.y_test, *val)))
+
+
+def job_document(cfg: FedConfig, federation: Federation, seed: int, timeout_s: float) -> dict:
+    """job.json: the run's config, seed and counts; test.npz and result.json beside it (paths relative to it, so the
+    server's folder can move to the SuperLink's machine)."""
+    return {"config": cfg.model_dump(), "seed": seed, "n_clients": len(federation.clients),
+            "n_classes": federation.n_classes, "test": "test.npz", "out": "result.json", "timeout_s": timeout_s}
+
+
 def prepare_job(cfg: FedConfig, federation: Federation, seed: int, folder: Path, timeout_s: float = 300) -> tuple[Path, list[dict]]:
-    """The files of one Flower run in `folder`: client_K.npz per client (its train and local test arrays),
-    test.npz (the server's global test set) and job.json (config, seed, counts, where to write the result).
-    Returns job.json's path and each SuperNode's --node-config. Across machines, copy client_K.npz to client K's
-    machine and point its node config there; job.json and test.npz stay with the SuperLink."""
+    """The files of one local Flower run in `folder`: client_K.npz per client (its train, local test and validation
+    arrays), test.npz (the server's global test set) and job.json. Returns job.json's path and each SuperNode's
+    --node-config."""
     folder.mkdir(parents=True, exist_ok=True)
     nodes = []
     for k, c in enumerate(federation.clients):
         path = folder / f"client_{k}.npz"
-        np.savez(path, x_train=c.x_train, y_train=c.y_train, x_test=c.x_test, y_test=c.y_test)
+        np.savez(path, **client_arrays(c))
         nodes.append({"client": k, "data": str(path)})
     np.savez(folder / "test.npz", x=federation.test_x, y=federation.test_y)
-    job = {"config": cfg.model_dump(), "seed": seed, "n_clients": len(nodes), "n_classes": federation.n_classes,
-           "test": str(folder / "test.npz"), "out": str(folder / "result.json"), "timeout_s": timeout_s}
-    (folder / "job.json").write_text(json.dumps(job))
+    (folder / "job.json").write_text(json.dumps(job_document(cfg, federation, seed, timeout_s)))
     return folder / "job.json", nodes
 
 

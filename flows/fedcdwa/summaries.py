@@ -1,5 +1,6 @@
-"""Per (method label, alpha) summaries over seeds: means with 95 % t intervals of global and personalised accuracy,
-the per-seed accuracies by seed index (the claims pair them), communication bytes per round, wall time."""
+"""Per (method label, alpha) summaries over seeds: means with 95 % t intervals of global and personalised accuracy
+(each run's accuracies are its means over the last rounds), the per-seed accuracies by seed index (the claims pair
+them), communication bytes per round, wall time, the share of server steps the validation gate kept."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,6 +20,12 @@ def interval(values: list[float]) -> tuple[float, float]:
     return float(values.mean()), float(stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / np.sqrt(len(values)))
 
 
+def kept_share(records: list[dict]) -> float | None:
+    """The share of rounds whose server step was kept (the validation gate), over the runs; None without one."""
+    kept = [k for r in records for k in r.get("history", {}).get("server_step_kept", [])]
+    return float(np.mean(kept)) if kept else None
+
+
 def summarize(records: list[dict]) -> dict[tuple[str, float], dict]:
     groups: dict[tuple[str, float], list[dict]] = {}
     for r in records:
@@ -35,7 +42,8 @@ def summarize(records: list[dict]) -> dict[tuple[str, float], dict]:
                       "personal_by_seed": [r["personal_accuracy"] for r in rs],
                       "bytes_up_per_round": float(np.mean([r["bytes_up_per_round"] for r in rs])),
                       "bytes_down_per_round": float(np.mean([r["bytes_down_per_round"] for r in rs])),
-                      "wall_time_s": float(np.mean([r["wall_time_s"] for r in rs]))}
+                      "wall_time_s": float(np.mean([r["wall_time_s"] for r in rs])),
+                      "server_step_kept": kept_share(rs)}
     return table
 
 

@@ -6,6 +6,7 @@ ABLATIONS = {
     "pvda_mean_only": {"lam_gv": 0.0, "lam_pv": 0.0},  # prototype term only, no variance term, both branches
     "hwa_gauss": {"support": 1},  # parametric HWA: S_c = {mu_c}, with sigma_c the diagonal-Gaussian barycenter
     "no_server_distillation": {"server_steps": 0},
+    "ungated_server_step": {"gate_server_step": False},  # the spec's step, kept every round (the teachers weighted)
 }
 
 

@@ -18,7 +18,8 @@ def train_global(cfg: LocalTraining, broadcast: Message, state: Message, data: C
     return weights_out(get_weights(net)) | {"n": np.array(data.n_train, np.int64)}, state
 
 
-def average(cfg: LocalTraining, replies: list[Message], *, seed: int, round_: int, score=None) -> tuple[ServerState, dict]:
+def average(cfg: LocalTraining, replies: list[Message], *, seed: int, round_: int, score=None,
+            validate=None) -> tuple[ServerState, dict]:
     return ServerState(weighted_average([weights_in(r) for r in replies], [int(r["n"]) for r in replies])), {}
 
 

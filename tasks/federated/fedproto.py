@@ -56,12 +56,12 @@ def train_toward_prototypes(cfg: PrototypeTraining, broadcast: Message, state: M
 
 
 def keep_nothing(cfg: LocalTraining, replies: list[Message], *, seed: int, round_: int,
-                 score=None) -> tuple[ServerState, dict]:
+                 score=None, validate=None) -> tuple[ServerState, dict]:
     return ServerState(None), {}
 
 
 def average_prototypes(cfg: PrototypeTraining, replies: list[Message], *, seed: int, round_: int,
-                       score=None) -> tuple[ServerState, dict]:
+                       score=None, validate=None) -> tuple[ServerState, dict]:
     counts = np.stack([r["counts"] for r in replies]).astype(np.float64)  # [K, C]
     protos = np.stack([r["protos"] for r in replies]).astype(np.float64)  # [K, C, D]
     total = counts.sum(0)

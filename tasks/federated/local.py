@@ -30,16 +30,23 @@ class LocalTraining(Protocol):
 
 @dataclass(frozen=True)
 class ClientData:
-    """One client's arrays: train (the federated rounds) and its local test split (the personalised test)."""
+    """One client's arrays: train (the federated rounds), its local test split (the personalised test) and an
+    optional validation split it holds back from training (a method's own checks; never a reported accuracy)."""
 
     x_train: np.ndarray  # [n, d] float32
     y_train: np.ndarray  # [n] int64
     x_test: np.ndarray
     y_test: np.ndarray
+    x_val: np.ndarray | None = None
+    y_val: np.ndarray | None = None
 
     @property
     def n_train(self) -> int:
         return len(self.y_train)
+
+    @property
+    def n_val(self) -> int:
+        return 0 if self.y_val is None else len(self.y_val)
 
 
 # Each client-round and each client's personalisation own a batch stream, so no run depends on another's draws and
@@ -90,6 +97,14 @@ def correct(model: nn.Module, x: np.ndarray, y: np.ndarray) -> int:
         return 0
     model.eval()
     return int((model(torch.from_numpy(x))[1].argmax(1).numpy() == y).sum())
+
+
+def validation_counts(models: list[nn.Module], data: ClientData) -> dict[str, np.ndarray]:
+    """Each candidate model's right predictions on the client's validation split, and the split's size."""
+    if data.n_val == 0:
+        return {"validation_correct": np.zeros(len(models), np.int64), "validation_n": np.array(0, np.int64)}
+    return {"validation_correct": np.array([correct(m, data.x_val, data.y_val) for m in models], np.int64),
+            "validation_n": np.array(data.n_val, np.int64)}
 
 
 def personal_score(model: nn.Module, data: ClientData) -> dict[str, int]:

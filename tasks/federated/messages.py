@@ -25,3 +25,20 @@ def weights_in(message: Message) -> dict[str, np.ndarray]:
 
 def weights_out(weights: dict[str, np.ndarray]) -> Message:
     return {WEIGHT_PREFIX + k: v for k, v in weights.items()}
+
+
+CANDIDATE_PREFIX = "candidate{}."  # several models in one message: candidate0.w.<parameter>, candidate1.w.<...>
+
+
+def candidates_out(candidates: list[dict[str, np.ndarray]]) -> Message:
+    """Several weight dicts as one flat message (a server asking its clients to score each)."""
+    return {CANDIDATE_PREFIX.format(i) + k: v for i, weights in enumerate(candidates)
+            for k, v in weights_out(weights).items()}
+
+
+def candidates_in(message: Message) -> list[dict[str, np.ndarray]]:
+    found = []
+    while any(k.startswith(CANDIDATE_PREFIX.format(len(found))) for k in message):
+        prefix = CANDIDATE_PREFIX.format(len(found))
+        found.append(weights_in({k[len(prefix):]: v for k, v in message.items() if k.startswith(prefix)}))
+    return found

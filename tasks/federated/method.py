@@ -32,8 +32,10 @@ class Method:
 
     - client_update(cfg, broadcast, state, data, *, model, n_classes, seed, round_, client) -> (reply, state):
       one round of local work on ClientData; `state` is what the client keeps between rounds ({} at first).
-    - server_update(cfg, replies, *, seed, round_, score) -> (ServerState, diagnostics): the replies of the clients
-      that hold data, in client order; score(weights) -> accuracy on the server's test set, for diagnostics.
+    - server_update(cfg, replies, *, seed, round_, score, validate) -> (ServerState, diagnostics): the replies of the
+      clients that hold data, in client order; score(weights) -> accuracy on the server's test set, for diagnostics
+      only; validate([weights, ...]) -> each candidate's accuracy on the validation splits this round's clients hold
+      (None where they hold none), the only accuracy a server step may decide on.
     - personalize(cfg, broadcast, state, data, *, model, seed, client, test_x, test_y) -> counts: after the last
       round, {"personal_correct", "personal_n"} on the local test split; with own models also {"global_correct",
       "global_n"} on (test_x, test_y), the server's test set, their only global model.

@@ -7,7 +7,6 @@ import pytest
 
 from flows.fedcdwa.claims import claims
 from flows.fedcdwa.summaries import summarize
-from tasks.core.claims import Verdict
 from tasks.core.seeding import derive_seed
 
 SEEDS = 8

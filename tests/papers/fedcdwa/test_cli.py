@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.fedcdwa.cli import app
+from flows.fedcdwa.data import csv_federation
 from tasks.core.inputs import InputError
 
 QUICK = ["--rounds", "1", "--local-epochs", "1"]
@@ -55,10 +56,49 @@ def test_bad_options_name_the_culprit(args, culprit):
 
 @pytest.mark.parametrize("bad, words", [
     ("label,f0,f1,f2,f3\n0,1,2,3\n", "columns"), ("label,f0,f1,f2,f3\n0,1,2,nan,4\n", "non-finite"),
-    ("label,f0,f1,f2,f3\n0.5,1,2,3,4\n", "label"), ("x,f0\n1,2\n", "header"), ("label,f0,f1,f2,f3\n0,a,b,c,d\n", "numeric"),
+    ("label,f0,f1,f2,f3\n ,1,2,3,4\n", "empty label"), ("x,f0\n1,2\n", "header"), ("label,f0,f1,f2,f3\n0,a,b,c,d\n", "numeric"),
     ("label,f0,f1\n0,1,2\n", "features"),
 ])
 def test_bad_csv_names_file_and_line(tmp_path, bad, words):
     result = CliRunner().invoke(app, ["simulate", "--data", str(write_split(tmp_path, bad=bad)), *QUICK])
     assert isinstance(result.exception, InputError), result.output
     assert "client_0.csv" in str(result.exception) and words in str(result.exception)
+
+
+def write_clients(folder, clients: dict[str, list[str]], test: list[str], header: str = "label,f0,f1"):
+    for name, rows in clients.items():
+        (folder / f"{name}.csv").write_text("\n".join([header, *rows]) + "\n")
+    (folder / "test.csv").write_text("\n".join([header, *test]) + "\n")
+    return folder
+
+
+def test_client_files_in_natural_order(tmp_path):  # client_2 before client_10, whatever the text order says
+    rows = {f"client_{k}": [f"0,{k},0"] * (10 + k) for k in (10, 2, 1)}
+    federation = csv_federation(write_clients(tmp_path, rows, ["0,0,0"]), seed=0)
+    sizes = [c.n_train + c.n_val + len(c.y_test) for c in federation.clients]
+    assert sizes == [11, 12, 20]
+    assert [float(c.x_train[0, 0]) for c in federation.clients] == [1.0, 2.0, 10.0]
+
+
+def test_labels_become_dense_sorted_classes(tmp_path):
+    sparse = csv_federation(write_clients(tmp_path, {"client_0": ["10,1,1", "2,0,0"] * 5}, ["100,1,0", "2,0,1"]), 0)
+    assert sparse.n_classes == 3  # 2, 10, 100: no phantom classes 0..99
+    assert sorted(sparse.test_y.tolist()) == [0, 2]  # numeric order: 2 -> 0, 10 -> 1, 100 -> 2
+    named = csv_federation(write_clients(tmp_path, {"client_0": ["dog,1,1", "cat,0,0"] * 5}, ["cat,1,0", "emu,0,1"]), 0)
+    assert named.n_classes == 3 and named.test_y.tolist() == [0, 2]  # cat, dog, emu: text order
+
+
+def test_quoted_csv_fields(tmp_path):
+    header = '"label","f0","f1"'
+    rows = ['"big, red",1.5,"2"', '"small",0,0'] * 4
+    federation = csv_federation(write_clients(tmp_path, {"client_0": rows}, ['"small","1",1'], header), 0)
+    assert federation.n_classes == 2 and federation.d_in == 2
+    client = federation.clients[0]
+    everything = np.concatenate([client.x_train, client.x_val, client.x_test])
+    assert sorted(map(tuple, everything.tolist())).count((1.5, 2.0)) == 4
+
+
+def test_every_client_holds_train_validation_and_test_rows(tmp_path):
+    federation = csv_federation(write_clients(tmp_path, {"client_0": ["0,1,1", "1,0,0"] * 10}, ["0,0,0"]), 0)
+    client = federation.clients[0]
+    assert (client.n_train, client.n_val, len(client.y_test)) == (14, 2, 4)
