@@ -1,10 +1,12 @@
 """`papers sw-drso classify`: the class of a user's point cloud or mesh by a trained SW-DRSO set classifier, and
 how the prediction moves when the cloud is corrupted (outliers in the cube, random and local deletions).
 
-Options are checked first, then the cloud (tasks/sets/cloud_files.py: format, size, finiteness), then the model
-(a .safetensors file or a registered model NAME, NAME/VERSION, NAME@ALIAS). The cloud is centred and scaled to
-max norm 1 as the training clouds were; a cloud above MAX_SET points is subsampled (seeded): the encoders are
-functions of the point measure, so a uniform subsample keeps its meaning.
+Options are checked first, then the model (a .safetensors file or a registered model NAME, NAME/VERSION,
+NAME@ALIAS), then the cloud (tasks/sets/cloud_files.py: format, size, finiteness). The classifier sees clouds of
+the size its training sets had (the n its file stores) unless --sample says otherwise: a mesh is sampled with
+that many points, a larger cloud is subsampled to it (seeded; the encoders are functions of the point measure, so
+a uniform subsample keeps its meaning), a smaller one is fed whole. The cloud is centred and scaled to max norm 1
+as the training clouds were.
 """
 from __future__ import annotations
 
@@ -22,7 +24,6 @@ from .paper import PAPER
 
 app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
-MAX_SET = 4096
 TRAIN_HINT = "train one with `papers run sw_drso`, or pass a .safetensors file"
 
 
@@ -52,6 +53,18 @@ def prediction(model, classes: list[str], X: np.ndarray) -> dict:
             "probabilities": {name: float(p) for name, p in zip(classes, probability)}}
 
 
+def points_to_feed(model: str, sample: int | None, train_n: int | None) -> int:
+    """--sample when given (a line on stderr when it differs from the training n), else the training n; a model
+    file written before the training n was stored needs --sample."""
+    if sample is None and train_n is None:
+        raise InputError(f"--model {model}: the file predates the stored training set size; pass --sample N with the "
+                         "number of points of its training sets (64 at the default profile)")
+    if sample is not None and train_n is not None and sample != train_n:
+        console(stderr=True).print(f"--sample {sample}: the classifier was trained on sets of {train_n} points; "
+                                   f"it sees {sample} here")
+    return train_n if sample is None else sample
+
+
 @app.command()
 def classify(
     cloud: Path = typer.Argument(..., help="Point cloud or mesh: .ply, .xyz/.txt (x y z per line), .npy ([n, 3]), "
@@ -60,32 +73,39 @@ def classify(
                               "model NAME, NAME/VERSION or NAME@ALIAS."),
     corrupt: float = typer.Option(0.2, "--corrupt", help="Fraction r of the corruption suite: outliers-r, drop-r, "
                                   "local_drop-r (0 <= r < 1; 0 skips it)."),
-    sample: int = typer.Option(1024, "--sample", help="Points sampled on a mesh's surface."),
+    sample: int = typer.Option(None, "--sample", help="Points the classifier sees: sampled on a mesh's surface, or "
+                               "a seeded subsample of a larger cloud (default: the size of the model's training sets)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mesh sampling, subsampling and corruptions (>= 0)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Print the class of CLOUD, its probability, and the prediction under each corruption of the suite."""
     check_number("--corrupt", corrupt, at_least=0, below=1)
     check_range("--seed", seed, low=0)
-    from tasks.sets.cloud_files import read_cloud
+    from tasks.sets.cloud_files import MAX_SAMPLE, read_cloud
     from tasks.sets.corruptions import Corruption, apply
     from tasks.sets.primitive_clouds import normalise
 
-    points = read_cloud(cloud, sample=sample, seed=seed)
-    rng = np.random.default_rng(seed)
-    if len(points) > MAX_SET:
-        points = points[rng.choice(len(points), MAX_SET, replace=False)]
-    X = normalise(points).astype(np.float32)
+    from .model_files import outlier_region, training_n
+
+    if sample is not None:
+        check_range("--sample", sample, low=1, high=MAX_SAMPLE)
     classifier, classes, meta = load_model(model)
+    size = points_to_feed(model, sample, training_n(meta))
+    points = read_cloud(cloud, sample=size, seed=seed)
+    rng = np.random.default_rng(seed)
+    if len(points) > size:
+        points = points[rng.choice(len(points), size, replace=False)]
+    X = normalise(points).astype(np.float32)
     if classifier.config.dim != X.shape[1]:
         raise InputError(f"--model {model}: takes {classifier.config.dim}-D elements, the cloud has {X.shape[1]}")
-    low, high = (np.asarray(b, dtype=float) for b in meta.get("box", [[-1.0] * 3, [1.0] * 3]))
-    summary = {"cloud": str(cloud), "points": len(X), "model": model, "method": meta.get("method")}
+    region = outlier_region(meta)
+    summary = {"cloud": str(cloud), "points": len(X), "train_n": training_n(meta), "model": model,
+               "method": meta.get("method")}
     summary |= prediction(classifier, classes, X)
     suite = [Corruption(kind=kind, r=corrupt) for kind in ("outliers", "drop", "local_drop")] if corrupt > 0 else []
     summary["corruptions"] = {}
     for index, corruption in enumerate(suite):
-        corrupted = apply(X[None], corruption, np.random.default_rng([seed, index]), low, high)[0]
+        corrupted = apply(X[None], corruption, np.random.default_rng([seed, index]), region)[0]
         if len(corrupted) == 0:
             continue  # a tiny cloud can lose every point to a deletion
         moved = prediction(classifier, classes, corrupted)

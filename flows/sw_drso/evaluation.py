@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from tasks.sets.corruptions import Corruption, apply
+from tasks.sets.corruptions import Corruption, OutlierRegion, apply
 
 CHUNK = 512  # sets per forward pass
 
@@ -15,8 +15,8 @@ def corruption_rng(seed: int, index: int) -> np.random.Generator:
     return np.random.default_rng([1000 + seed, index])
 
 
-def corrupted_suite(X: np.ndarray, suite: list[Corruption], seed: int, low: np.ndarray, high: np.ndarray) -> dict[str, np.ndarray]:
-    return {c.name: apply(X, c, corruption_rng(seed, i), low, high) for i, c in enumerate(suite)}
+def corrupted_suite(X: np.ndarray, suite: list[Corruption], seed: int, region: OutlierRegion) -> dict[str, np.ndarray]:
+    return {c.name: apply(X, c, corruption_rng(seed, i), region) for i, c in enumerate(suite)}
 
 
 @torch.no_grad()

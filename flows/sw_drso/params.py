@@ -49,18 +49,22 @@ class Method(BaseParams):
     pool_fraction: float = Field(gt=0, le=1)
     ascent_steps: int = Field(ge=0, le=50)
     alpha: float = Field(gt=0)
+    worst_of_k: int = Field(ge=1, le=64)
     jitter: float = Field(ge=0)
     sw_gamma: float = Field(ge=0)
     sw_projections: int = Field(ge=1)
 
 
 class RunGroup(BaseParams):
-    """Every method of `methods` with `encoder` on `task`, for seeds 0..seeds-1."""
+    """Every method of `methods` with `encoder` on `task`, for seeds 0..seeds-1; `epochs` and `lr`, when given,
+    replace the profile's for every method of the group (a task's own training budget)."""
 
     task: Literal["A", "B"]
     encoder: Literal[POOLINGS]
     methods: list[Literal[METHODS]] = Field(min_length=1)
     seeds: int = Field(ge=1)
+    epochs: int | None = Field(default=None, ge=1)
+    lr: float | None = Field(default=None, gt=0)
 
 
 class CorruptionSpec(BaseParams):
@@ -81,6 +85,10 @@ class Params(BaseParams):
     suite: list[CorruptionSpec] = Field(min_length=2)
     decide_claims: bool
     device: str = "cpu"
+
+    def budget(self, group: RunGroup) -> tuple[int, float]:
+        """(epochs, lr) every method of `group` trains with."""
+        return group.epochs or self.epochs, group.lr or self.lr
 
     @model_validator(mode="after")
     def _consistent(self):

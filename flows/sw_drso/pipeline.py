@@ -18,7 +18,7 @@ from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
-from tasks.sets.corruptions import Corruption
+from tasks.sets.corruptions import Corruption, OutlierRegion
 from tasks.sets.digit_sets import HIGH as DIGIT_HIGH, LOW as DIGIT_LOW, digit_sets
 from tasks.sets.primitive_clouds import CLASSES, primitive_clouds
 
@@ -29,15 +29,19 @@ from .params import Params, RunGroup
 
 PAPER = "sw_drso"
 MODEL_NAME = f"{PAPER}-classifier"  # the registered model `papers sw-drso classify` uses by default
-CLOUD_BOX = (np.full(3, -1.0), np.full(3, 1.0))  # test outliers of Task A: the cube [-1, 1]^3 (held out)
+# Task A's test outliers: the cube [-1, 1]^3 outside the unit ball, which holds every training outlier (the ball
+# proposal) and every training point (max norm 1): held out, disjoint from the training corruptions. Task B's: its
+# element box (its training proposal, perturbed elements of other sets, is not bounded: no region avoids it).
+CLOUD_OUTLIERS = OutlierRegion(low=(-1.0,) * 3, high=(1.0,) * 3, outside_radius=1.0)
+DIGIT_OUTLIERS = OutlierRegion(low=tuple(DIGIT_LOW.tolist()), high=tuple(DIGIT_HIGH.tolist()))
 
 
 def task_file(task_name: str) -> str:
     return f"task{task_name}.npz"
 
 
-def test_box(task_name: str) -> tuple[np.ndarray, np.ndarray]:
-    return CLOUD_BOX if task_name == "A" else (DIGIT_LOW, DIGIT_HIGH)
+def outlier_region(task_name: str) -> OutlierRegion:
+    return CLOUD_OUTLIERS if task_name == "A" else DIGIT_OUTLIERS
 
 
 def run_name(group: RunGroup, method: str, k: int) -> str:
@@ -89,11 +93,13 @@ def train_run(data_path: Path, out_folder: Path, name: str, group: dict, method:
     p = Params.model_validate(params)
     encoder = EncoderConfig(pooling=group["encoder"], dim=data["X_train"].shape[2], classes=len(data["classes"]),
                             hidden=p.hidden)
-    config = TrainConfig(method=method, epochs=p.epochs, batch=p.batch, lr=p.lr,
+    epochs, lr = p.budget(RunGroup.model_validate(group))
+    config = TrainConfig(method=method, epochs=epochs, batch=p.batch, lr=lr,
                          proposal="ball" if group["task"] == "A" else "batch", **p.method.model_dump())
     result = train_classifier(data["X_train"], data["y_train"], encoder, config, seed, device)
     save_classifier(out_folder / f"{name}.safetensors", result.model, [str(c) for c in data["classes"]],
-                    task=group["task"], method=method, seed=seed, box=[b.tolist() for b in test_box(group["task"])])
+                    task=group["task"], method=method, seed=seed, train_n=int(data["X_train"].shape[1]),
+                    outliers=outlier_region(group["task"]).model_dump())
     log = {"name": name, "task": group["task"], "encoder": group["encoder"], "method": method, "seed": seed,
            "wall_time_s": result.wall_time_s, "log": result.log}
     write_json(out_folder / f"{name}.json", log)
@@ -121,13 +127,13 @@ def train(params: Params, context: StageContext) -> StageReport:
 # ---------------------------------------------------------------- evaluate
 
 @stage_task
-def evaluate_run(model_path: Path, data: dict, suite: list[Corruption], k: int, box) -> dict:
+def evaluate_run(model_path: Path, data: dict, suite: list[Corruption], k: int, region: OutlierRegion) -> dict:
     single_torch_thread()
     from .evaluation import corrupted_suite, suite_accuracy
     from .model_files import load_classifier
 
     model, _, _ = load_classifier(model_path)
-    return suite_accuracy(model, corrupted_suite(data["X_test"], suite, k, *box), data["y_test"])
+    return suite_accuracy(model, corrupted_suite(data["X_test"], suite, k, region), data["y_test"])
 
 
 @flow(name="sw_drso-evaluate", task_runner=task_runner())
@@ -139,7 +145,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     for group, method, k in runs(params):
         name = run_name(group, method, k)
         log = json.loads((models / f"{name}.json").read_text())
-        accuracy = evaluate_run.fn(models / f"{name}.safetensors", data[group.task], suite, k, test_box(group.task))
+        accuracy = evaluate_run.fn(models / f"{name}.safetensors", data[group.task], suite, k, outlier_region(group.task))
         rows.append({"name": name, "task": group.task, "encoder": group.encoder, "method": method, "seed": k,
                      "wall_time_s": log["wall_time_s"], "accuracy": accuracy})
     claims = paper_claims(rows, params.decide_claims)

@@ -5,7 +5,13 @@ cosine learning-rate decay, jitter) and the same clean loss term (spec §3.5, §
 - aug: (1 - beta) CE(clean) + beta CE(a random corruption of the training family): per set, either outliers
   from the proposal replacing a fraction ~ U[0.05, 0.3] of the elements, or a random deletion of a fraction
   ~ U[0.1, 0.6] (zero weights on the deleted, uniform on the kept), each with probability 1/2.
-- random_weights: SW-DRSO with T = 0 (random eps, rho; uniform a_in and a_out on set + outlier pool).
+- random_weights: SW-DRSO with T = 0 (random eps, rho; uniform a_in and a_out on set + outlier pool): it
+  deletes nothing.
+- random_drop_outliers: SW-DRSO's budget spent at random, no ascent: per set the same eps, rho draws, a random
+  floor(rho n) of the elements deleted (a_in uniform on the rest: a corner of the capped simplex, where the
+  ascent's projection lands), the eps outlier mass uniform on a fresh pool from the proposal.
+- worst_of_k: K draws of random_drop_outliers per set (each its own pool and deletion, the set's eps and rho);
+  the one with the highest loss (no gradient) is trained on: a search at SW-DRSO's budget without gradients.
 - sw_drso: (1 - beta) CE(clean) + beta CE(f(Z; a*)), a* from adversary.inner_max.
 
 The outlier proposal: "ball" (uniform in the unit ball, point clouds) or "batch" (elements of another set of
@@ -27,9 +33,10 @@ from tasks.core.params import Params
 from tasks.sets.sliced_wasserstein import random_directions
 from tasks.sets.weighted_encoders import EncoderConfig, WeightedSetClassifier
 
-from .adversary import diagnostics, inner_max
+from .adversary import Adversary, diagnostics, inner_max, mix
 
-METHODS = ("erm", "aug", "random_weights", "sw_drso")
+METHODS = ("erm", "aug", "random_weights", "random_drop_outliers", "worst_of_k", "sw_drso")
+RANDOM_BUDGET = ("random_drop_outliers", "worst_of_k")  # SW-DRSO's budget, spent at random
 PROPOSALS = ("ball", "batch")
 BATCH_PROPOSAL_NOISE = 0.1  # std of the Gaussian noise on elements borrowed from another set (our choice)
 AUG_OUTLIER_FRACTION = (0.05, 0.3)
@@ -48,6 +55,7 @@ class TrainConfig(Params):
     pool_fraction: float = 0.25  # M = pool_fraction * n candidate outliers per set
     ascent_steps: int = 3  # T
     alpha: float = 2.0
+    worst_of_k: int = 4  # K of Worst-of-K
     proposal: Literal[PROPOSALS] = "ball"
     sw_gamma: float = 0.0
     sw_projections: int = 50
@@ -90,19 +98,60 @@ def random_corruption(X: torch.Tensor, proposal: str, generator: torch.Generator
     return corrupted, kept / kept.sum(dim=1, keepdim=True)
 
 
+def budget(B: int, config: TrainConfig, generator: torch.Generator, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per set, the outlier mass eps ~ U[0, eps_max] and the deletion budget rho ~ U[0, rho_max]."""
+    eps = (config.eps_max * torch.rand(B, generator=generator)).to(device)
+    rho = (config.rho_max * torch.rand(B, generator=generator)).to(device)
+    return eps, rho
+
+
+def random_deletion(B: int, n: int, rho: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """a_in [B, n]: uniform on a random n - floor(rho n) of each set's elements (inside the cap 1/((1 - rho) n))."""
+    deleted = torch.floor(rho.cpu() * n)
+    rank = torch.rand(B, n, generator=generator).argsort(dim=1).argsort(dim=1)
+    kept = (rank >= deleted[:, None]).to(rho.dtype)
+    return (kept / kept.sum(dim=1, keepdim=True)).to(rho.device)
+
+
+def random_budget(X: torch.Tensor, M: int, eps: torch.Tensor, rho: torch.Tensor, proposal: str,
+                  generator: torch.Generator) -> tuple[torch.Tensor, Adversary]:
+    """One random corruption at the sets' budget: the support Z (the set, a fresh pool) and its weights."""
+    B, n, _ = X.shape
+    Z = torch.cat([X, outlier_pool(X, M, proposal, generator)], dim=1)
+    a_in = random_deletion(B, n, rho, generator)
+    a_out = torch.full((B, M), 1.0 / M, dtype=X.dtype, device=X.device)
+    return Z, Adversary(mix(a_in, a_out, eps), a_in, a_out)
+
+
+def worst_of(model, draws: list[tuple[torch.Tensor, Adversary]], y: torch.Tensor) -> tuple[torch.Tensor, Adversary]:
+    """Per set, the draw with the highest loss (no gradient)."""
+    with torch.no_grad():
+        losses = torch.stack([F.cross_entropy(model(Z, adversary.a), y, reduction="none") for Z, adversary in draws])
+    pick, sets = losses.argmax(dim=0), torch.arange(len(y), device=y.device)
+    Z = torch.stack([Z for Z, _ in draws])[pick, sets]
+    a, a_in, a_out = (torch.stack([getattr(adversary, key) for _, adversary in draws])[pick, sets]
+                      for key in ("a", "a_in", "a_out"))
+    return Z, Adversary(a, a_in, a_out)
+
+
 def second_term(model, config: TrainConfig, X: torch.Tensor, y: torch.Tensor, generator: torch.Generator,
                 directions: torch.Tensor | None) -> tuple[torch.Tensor, dict[str, float]]:
-    """The corrupted-set loss of aug / random_weights / sw_drso and its diagnostics."""
+    """The corrupted-set loss of every method but ERM, and its diagnostics."""
     B, n, _ = X.shape
     if config.method == "aug":
         corrupted, a = random_corruption(X, config.proposal, generator)
         return F.cross_entropy(model(corrupted, a), y), {"deleted_fraction": float((a == 0).float().mean())}
     M = max(1, int(round(config.pool_fraction * n)))
-    Z = torch.cat([X, outlier_pool(X, M, config.proposal, generator)], dim=1)
-    eps = (config.eps_max * torch.rand(B, generator=generator)).to(X.device)
-    rho = (config.rho_max * torch.rand(B, generator=generator)).to(X.device)
-    adversary = inner_max(model, Z, n, y, eps, rho, steps=config.steps, alpha=config.alpha,
-                          sw_gamma=config.sw_gamma, directions=directions)
+    if config.method in RANDOM_BUDGET:
+        eps, rho = budget(B, config, generator, X.device)
+        draws = [random_budget(X, M, eps, rho, config.proposal, generator)
+                 for _ in range(config.worst_of_k if config.method == "worst_of_k" else 1)]
+        Z, adversary = worst_of(model, draws, y) if len(draws) > 1 else draws[0]
+    else:
+        Z = torch.cat([X, outlier_pool(X, M, config.proposal, generator)], dim=1)
+        eps, rho = budget(B, config, generator, X.device)
+        adversary = inner_max(model, Z, n, y, eps, rho, steps=config.steps, alpha=config.alpha,
+                              sw_gamma=config.sw_gamma, directions=directions)
     return F.cross_entropy(model(Z, adversary.a), y), diagnostics(adversary, n)
 
 

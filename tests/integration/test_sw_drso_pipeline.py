@@ -46,5 +46,6 @@ def test_smoke_pipeline(smoke_repo):
         np.save(smoke_repo / "cloud.npy", sets["X_test"][0])
     done = papers(smoke_repo, "sw-drso", "classify", str(smoke_repo / "cloud.npy"), "--json")  # the registered model
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["method"] == "sw_drso"
+    summary = json.loads(done.stdout)
+    assert summary["method"] == "sw_drso" and summary["train_n"] == 32 == summary["points"]  # the smoke profile's n
     (smoke_repo / "cloud.npy").unlink()

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tasks.sets.corruptions import Corruption, apply, drop, local_drop, outliers, uniform_ball
+from tasks.sets.corruptions import Corruption, OutlierRegion, apply, drop, local_drop, outliers, uniform_ball
 
-LOW, HIGH = np.full(3, -1.0), np.full(3, 1.0)
+CUBE = OutlierRegion(low=(-1.0,) * 3, high=(1.0,) * 3)
 
 
 def clouds() -> np.ndarray:
@@ -15,7 +15,7 @@ def clouds() -> np.ndarray:
 
 def test_outliers_replace_exactly_round_rn_points_inside_the_cube():
     X = clouds()
-    Y = outliers(X, 0.3, LOW * 2, HIGH * 2, np.random.default_rng(1))
+    Y = outliers(X, 0.3, OutlierRegion(low=(-2.0,) * 3, high=(2.0,) * 3), np.random.default_rng(1))
     changed = (Y != X).any(axis=2)
     assert (changed.sum(axis=1) == 12).all() and Y.shape == X.shape
     assert (np.abs(Y) <= 2).all()
@@ -42,10 +42,10 @@ def test_local_drop_removes_the_nearest_points():
 def test_seeded_and_reproducible():
     X = clouds()
     for corruption in (Corruption(kind="outliers", r=0.2), Corruption(kind="drop", r=0.5), Corruption(kind="local_drop", r=0.5)):
-        one = apply(X, corruption, np.random.default_rng(5), LOW, HIGH)
-        two = apply(X, corruption, np.random.default_rng(5), LOW, HIGH)
+        one = apply(X, corruption, np.random.default_rng(5), CUBE)
+        two = apply(X, corruption, np.random.default_rng(5), CUBE)
         assert np.array_equal(one, two)
-    assert apply(X, Corruption(kind="clean"), np.random.default_rng(0), LOW, HIGH) is X
+    assert apply(X, Corruption(kind="clean"), np.random.default_rng(0), CUBE) is X
     assert Corruption(kind="local_drop", r=0.25).name == "local_drop-0.25"
     with pytest.raises(ValueError, match=r"r\n.*less than 1"):
         Corruption(kind="drop", r=1.0)
@@ -54,3 +54,26 @@ def test_seeded_and_reproducible():
 def test_uniform_ball_inside_the_unit_ball():
     points = uniform_ball((100, 5), 3, np.random.default_rng(0))
     assert points.shape == (100, 5, 3) and (np.linalg.norm(points, axis=-1) <= 1 + 1e-12).all()
+
+
+def test_outliers_outside_a_ball_lie_in_the_box_and_never_in_the_ball():
+    region = OutlierRegion(low=(-1.0,) * 3, high=(1.0,) * 3, outside_radius=1.0)
+    points = region.sample((50, 40), np.random.default_rng(0))
+    norms = np.linalg.norm(points, axis=-1)
+    assert points.shape == (50, 40, 3) and (np.abs(points) <= 1).all() and (norms > 1).all()
+    assert norms.max() > 1.5  # the cube's corners are reached, not only a thin shell
+    assert np.array_equal(points, region.sample((50, 40), np.random.default_rng(0)))
+    Y = outliers(clouds(), 0.3, region, np.random.default_rng(1))
+    assert (np.linalg.norm(Y, axis=2) > 1).sum(axis=1).tolist() == [12] * 8  # the clouds lie in the ball
+
+
+def test_a_whole_box_is_one_uniform_draw():
+    assert np.array_equal(CUBE.sample((4, 5), np.random.default_rng(3)),
+                          np.random.default_rng(3).uniform(-1.0, 1.0, size=(4, 5, 3)))
+
+
+@pytest.mark.parametrize("values", [{"low": (-1.0,) * 3, "high": (1.0,) * 3, "outside_radius": 1.8},
+                                    {"low": (0.0, 0.0), "high": (1.0, 0.0)}])
+def test_an_empty_region_is_refused(values):
+    with pytest.raises(ValueError, match="ball of radius|is empty"):
+        OutlierRegion(**values)

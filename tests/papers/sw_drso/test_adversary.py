@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from flows.sw_drso.adversary import clean_weights, deletion_cap, diagnostics, inner_max
-from flows.sw_drso.training import TrainConfig, outlier_pool, train_classifier
+from flows.sw_drso.training import METHODS, TrainConfig, outlier_pool, train_classifier
 from tasks.sets.capped_simplex import total_variation
 from tasks.sets.primitive_clouds import CLASSES, primitive_clouds
 from tasks.sets.sliced_wasserstein import random_directions
@@ -103,7 +103,7 @@ def test_zero_ascent_steps_is_random_weights(data):
         assert torch.equal(value, zero_steps.state_dict()[key]), key
 
 
-@pytest.mark.parametrize("method", ["erm", "aug", "random_weights", "sw_drso"])
+@pytest.mark.parametrize("method", METHODS)
 def test_training_is_deterministic(data, method):
     X, y = data
     encoder = EncoderConfig(pooling="attention", dim=3, classes=5, hidden=16)

@@ -11,13 +11,19 @@ import pytest
 import torch
 import trimesh
 
-from flows.sw_drso.model_files import load_classifier, save_classifier
+from click.testing import Result
+from typer.testing import CliRunner
+
+from flows.sw_drso.cli import app
+from flows.sw_drso.model_files import load_classifier, outlier_region, save_classifier, training_n
 from tasks.core.inputs import InputError
+from tasks.sets.corruptions import OutlierRegion
 from tasks.sets.weighted_encoders import EncoderConfig, WeightedSetClassifier
 from tests.conftest import ROOT
 
 PAPERS = str(Path(sys.executable).with_name("papers"))
 CLASSES = ["box", "icosphere", "cylinder", "cone", "torus"]
+TRAIN_N = 40
 
 
 def papers(*args: str) -> subprocess.CompletedProcess:
@@ -29,13 +35,39 @@ def model_file(tmp_path_factory) -> Path:
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("model") / "classifier.safetensors"
     save_classifier(path, WeightedSetClassifier(EncoderConfig(pooling="attention", dim=3, classes=5, hidden=16)), CLASSES,
-                    task="A", method="sw_drso", seed=0, box=[[-1.0] * 3, [1.0] * 3])
+                    train_n=TRAIN_N, task="A", method="sw_drso", seed=0,
+                    outliers=OutlierRegion(low=(-1.0,) * 3, high=(1.0,) * 3, outside_radius=1.0).model_dump())
     return path
+
+
+def rewritten(model_file: Path, path: Path, change) -> Path:
+    """A copy of the model file whose metadata `change(meta)` edited (a file of an older writer, a forged one)."""
+    from safetensors.torch import load_file, safe_open, save_file
+
+    with safe_open(str(model_file), framework="pt") as handle:
+        metadata = handle.metadata()
+    meta = json.loads(metadata["meta"])
+    change(meta)
+    save_file(load_file(str(model_file)), str(path), metadata=metadata | {"meta": json.dumps(meta)})
+    return path
+
+
+def as_before_train_n(meta: dict) -> None:
+    """The metadata the writer stored before the training n and the outlier region: a box."""
+    del meta["train_n"], meta["outliers"]
+    meta["box"] = [[-1.0] * 3, [1.0] * 3]
+
+
+def classify(*args) -> Result:
+    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def test_model_file_round_trip(model_file, tmp_path):
     model, classes, meta = load_classifier(model_file)
     assert classes == CLASSES and meta["method"] == "sw_drso" and model.config.pooling == "attention"
+    assert training_n(meta) == TRAIN_N and outlier_region(meta).outside_radius == 1.0
+    old = load_classifier(rewritten(model_file, tmp_path / "old.safetensors", as_before_train_n))[2]
+    assert training_n(old) is None and outlier_region(old) == OutlierRegion(low=(-1.0,) * 3, high=(1.0,) * 3)
     X = torch.randn(2, 10, 3)
     again, _, _ = load_classifier(model_file)
     assert torch.equal(model(X), again(X))
@@ -55,6 +87,37 @@ def test_classify_a_mesh_and_its_corruptions(model_file, tmp_path):
     assert summary["class"] in CLASSES and 0 < summary["probability"] <= 1 and summary["points"] == 256
     assert set(summary["corruptions"]) == {"outliers-0.3", "drop-0.3", "local_drop-0.3"}
     assert summary["corruptions"]["drop-0.3"]["points"] == 256 - 77
+    assert done.stderr.strip() == "--sample 256: the classifier was trained on sets of 40 points; it sees 256 here"
+
+
+def test_the_training_n_is_the_default_sample(model_file, tmp_path):
+    trimesh.creation.box().export(tmp_path / "box.stl")
+    np.save(tmp_path / "big.npy", np.random.default_rng(0).normal(size=(500, 3)))
+    np.save(tmp_path / "small.npy", np.random.default_rng(0).normal(size=(12, 3)))
+    for cloud, points in (("box.stl", TRAIN_N), ("big.npy", TRAIN_N), ("small.npy", 12)):
+        done = classify(tmp_path / cloud, "--model", model_file, "--json")
+        assert done.exit_code == 0 and done.stderr == "", (done.exception, done.stderr)
+        summary = json.loads(done.stdout)
+        assert summary["points"] == points and summary["train_n"] == TRAIN_N
+    same = classify(tmp_path / "big.npy", "--model", model_file, "--sample", str(TRAIN_N), "--json")
+    assert same.stderr == "" and json.loads(same.stdout)["points"] == TRAIN_N  # no line when nothing is overridden
+
+
+def test_an_old_model_file_needs_sample_and_a_forged_n_is_refused(model_file, tmp_path):
+    old = rewritten(model_file, tmp_path / "old.safetensors", as_before_train_n)
+    np.save(tmp_path / "cloud.npy", np.random.default_rng(0).normal(size=(100, 3)))
+    refused = classify(tmp_path / "cloud.npy", "--model", old)
+    assert isinstance(refused.exception, InputError)
+    assert "predates the stored training set size; pass --sample N" in str(refused.exception)
+    done = classify(tmp_path / "cloud.npy", "--model", old, "--sample", "64", "--json")
+    assert done.exit_code == 0 and json.loads(done.stdout)["points"] == 64 and json.loads(done.stdout)["train_n"] is None
+    for forged in (0, "64", 2.5, True):
+        path = rewritten(model_file, tmp_path / "forged.safetensors", lambda meta, n=forged: meta.update(train_n=n))
+        with pytest.raises(InputError, match=r"unreadable classifier metadata \(train_n"):
+            load_classifier(path)
+    path = rewritten(model_file, tmp_path / "region.safetensors", lambda meta: meta.update(outliers={"low": [0]}))
+    with pytest.raises(InputError, match="unreadable classifier metadata"):
+        load_classifier(path)
 
 
 @pytest.mark.slow
@@ -69,6 +132,7 @@ def test_classify_is_deterministic_and_reads_text_clouds(model_file, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["cloud.xyz", "--corrupt", "1.5"], "--corrupt: must be in [0, 1), got 1.5"),
+    (["cloud.xyz", "--sample", "0"], "--sample: must be in 1..100,000, got 0"),
     (["nan.xyz"], "point 1 is not finite"),
     pytest.param(["missing.ply"], "no such file", marks=pytest.mark.slow),
     pytest.param(["cloud.xyz", "--model", "nothing.safetensors"], "nothing.safetensors: no such file",
