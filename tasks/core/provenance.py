@@ -21,8 +21,10 @@ def git_commit(root: Path) -> str:
 # What a repro itself rewrites: dvc.lock and .gitignore (DVC), the committed results under data/ and reports/
 # (DVC deletes a stage's outputs before it runs) and the READMEs' results tables generated from them. A run is
 # not "dirty" because it, or an earlier run of the same code, changed these: dirty means code or params.
+# What a run itself rewrites: the locks, DVC's .gitignore files, the results, and the generated tables of the READMEs
+# (each paper's results, the root README's paper table): none of them is code or params.
 WRITTEN_BY_DVC = (":(exclude,glob)**/dvc.lock", ":(exclude,glob)**/.gitignore", ":(exclude)data", ":(exclude)reports",
-                  ":(exclude,glob)stages/*/README.md")
+                  ":(exclude,glob)stages/*/README.md", ":(exclude)README.md")
 
 
 def git_dirty(root: Path) -> bool:

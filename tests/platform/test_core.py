@@ -1,5 +1,6 @@
 """tasks.core: atomic outputs, hashing, seeds, claims, flattening of params."""
 import json
+import subprocess
 
 import pytest
 
@@ -69,3 +70,23 @@ def test_claims_document_and_markdown():
     text = claims_markdown([json.loads(json.dumps(document))])
     assert "| paper | smoke | C1 | x <= y | better | 0.98 [0.91, 1.02] | 1.05 | pass |" in text
     assert "| undecided |" in text
+
+
+def test_what_a_run_rewrites_does_not_make_the_tree_dirty(tmp_path):
+    from tasks.core.provenance import git_dirty
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    for name in ("README.md", "stages/p/README.md", "stages/p/dvc.lock", "data/p/claims.json", "reports/claims.md",
+                 "flows/p/pipeline.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("v1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    for name in ("README.md", "stages/p/README.md", "stages/p/dvc.lock", "data/p/claims.json", "reports/claims.md"):
+        (tmp_path / name).write_text("v2\n")
+    assert not git_dirty(tmp_path)
+    (tmp_path / "flows" / "p" / "pipeline.py").write_text("v2\n")
+    assert git_dirty(tmp_path)
