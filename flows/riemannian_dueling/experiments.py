@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.comparison.dueling import SqrtDecay, rdfw, rdngd
+from tasks.comparison.dueling import SqrtDecay, nonconvex_theory_schedule, rdfw, rdngd, rrdngd
 from tasks.comparison.geometry import SimplexGeometry, SphereGeometry, SPDGeometry
 from tasks.comparison.objectives import KarcherCost, Rayleigh, SquaredDistance
 from tasks.comparison.oracles import ComparisonOracle, ValueOracle
@@ -67,28 +67,59 @@ def _ambient_unit(rng: np.random.Generator, shape: tuple, geometry) -> np.ndarra
 
 
 def rayleigh_runs(A: np.ndarray, x0: np.ndarray, budget: int, eta0: float, nu: float, baselines: Baselines,
-                  seed: int) -> dict[str, dict]:
+                  seed: int, theory_eps: float | None = None) -> dict[str, dict]:
+    """Every E1 method; with `theory_eps` also "rdngd_theory": RDNGD with the [3P] nonconvex schedule for a
+    gradient norm <= theory_eps over the whole budget (eta = 1/sqrt(budget), nu from eps)."""
     cost, geometry = Rayleigh(A), SphereGeometry(len(x0))
     metrics = {"f": cost, "grad_norm": lambda x: float(np.linalg.norm(geometry.project_tangent(x, -A @ x))),
                "norm_error": lambda x: abs(float(np.linalg.norm(x)) - 1)}
-    return run_methods(geometry, cost, cost.euclidean_gradient, metrics, x0, budget, SqrtDecay(eta0), nu, baselines,
+    runs = run_methods(geometry, cost, cost.euclidean_gradient, metrics, x0, budget, SqrtDecay(eta0), nu, baselines,
                        seed)
+    if theory_eps is not None:
+        step, theory_nu = nonconvex_theory_schedule(budget, geometry.dim, theory_eps)
+        tracker = Tracker(metrics)
+        result = rdngd(geometry, ComparisonOracle(cost, rng=_rng(seed, "rdngd_theory", "oracle")), x0, budget, step,
+                       theory_nu, _rng(seed, "rdngd_theory"), record=tracker)
+        runs["rdngd_theory"] = _traced(tracker, result)
+    return runs
 
 
 def karcher_runs(S: np.ndarray, budget: int, eta0: float, eta_offset: float, nu: float, baselines: Baselines,
-                 seed: int, every: int) -> dict[str, dict]:
+                 seed: int, every: int, x_ref: np.ndarray | None = None, rrdngd_phases: int = 0) -> dict[str, dict]:
+    """Every E1/E2 method on the Karcher cost from I; with `rrdngd_phases` also RRDNGD (its own budget: phases of
+    fixed length), whose initial squared distance bound is the true d(I, x_ref)^2, as the [3P] code plugs in."""
     cost, geometry = KarcherCost(S), SPDGeometry(S.shape[-1])
     metrics = {"f": cost, "grad_norm": lambda X: float(np.linalg.norm(cost.whitened_logs(X)[2])),
                "min_eig": lambda X: float(np.linalg.eigvalsh(X)[0])}
-    return run_methods(geometry, cost, cost.euclidean_gradient, metrics, np.eye(S.shape[-1]), budget,
-                       SqrtDecay(eta0, eta_offset), nu, baselines, seed, every)
+    x0 = np.eye(S.shape[-1])
+    runs = run_methods(geometry, cost, cost.euclidean_gradient, metrics, x0, budget, SqrtDecay(eta0, eta_offset), nu,
+                       baselines, seed, every)
+    if rrdngd_phases:
+        runs["rrdngd"] = _rrdngd_run(geometry, cost, metrics, x0, x_ref, rrdngd_phases, seed, every)
+    return runs
 
 
-def simplex_run(c: np.ndarray, x0: np.ndarray, horizon: int, L: float, D: float, seed: int) -> dict:
-    """RDFW for `horizon` iterations; the trace holds every iterate's f - f* (f* = 0: c is inside the simplex) and
-    feasibility errors, so the horizons below it are read from its prefix (s_k = 2/(k+3) does not depend on T)."""
+def _rrdngd_run(geometry, cost, metrics: dict, x0: np.ndarray, x_ref: np.ndarray, phases: int, seed: int,
+                every: int) -> dict:
+    """RRDNGD with alpha = 1 (the Karcher cost, half the mean squared distance, is 1-strongly geodesically convex on
+    SPD, a Hadamard manifold); per phase its bound D_k beside the reached squared distance and objective."""
+    tracker = Tracker(metrics, every)
+    dist2 = lambda X: float(geometry.manifold.dist(X, x_ref)) ** 2  # noqa: E731
+    result = rrdngd(geometry, ComparisonOracle(cost, rng=_rng(seed, "rrdngd", "oracle")), x0, phases, dist2(x0), 1.0,
+                    _rng(seed, "rrdngd"), record=tracker)
+    ends = result.extra.pop("ends")
+    return _traced(tracker, result) | {key: np.asarray(value) for key, value in result.extra.items()} | {
+        "phase_f": np.array([float(cost(X)) for X in ends]), "phase_dist2": np.array([dist2(X) for X in ends]),
+        "start_dist2": dist2(x0)}
+
+
+def simplex_run(c: np.ndarray, x0: np.ndarray, horizon: int, L: float, D: float, seed: int,
+                f_star: float = 0.0) -> dict:
+    """RDFW for `horizon` iterations; the trace holds every iterate's f - f* (f* = 0 when c is inside the simplex,
+    else the value at c's projection) and feasibility errors, so the horizons below it are read from its prefix
+    (s_k = 2/(k+3) does not depend on T)."""
     cost, geometry = SquaredDistance(c), SimplexGeometry(len(c))
-    tracker = Tracker({"subopt": cost, "sum_error": lambda x: abs(float(x.sum()) - 1),
+    tracker = Tracker({"subopt": lambda x: float(cost(x)) - f_star, "sum_error": lambda x: abs(float(x.sum()) - 1),
                        "min_x": lambda x: float(x.min())})
     result = rdfw(geometry, ComparisonOracle(cost, rng=_rng(seed, "rdfw", "oracle")), x0, horizon,
                   _rng(seed, "rdfw"), L=L, D=D, record=tracker)

@@ -22,7 +22,8 @@ class Baselines(BaseParams):
 
 class Rayleigh(BaseParams):
     """E1: -x^T A x / 2 on S^{n-1}, eigengap `gap`; one instance (A, x0) per seed; runs of budget_per_dim * n
-    comparisons; C1 reads the gap after claim_per_dim * n; C2 the comparisons B(n) to reach `target`."""
+    comparisons; C1 reads the gap after claim_per_dim * n; C2 the comparisons B(n) to reach `target`; with
+    `theory_eps`, RDNGD with the theory schedule (eta = 1/sqrt(T), nu from eps) runs beside, reported only."""
 
     dims: list[Annotated[int, Field(ge=2, le=2000)]] = Field(min_length=1)
     seeds: int = Field(ge=1)
@@ -33,12 +34,16 @@ class Rayleigh(BaseParams):
     eta0: Positive
     nu: Positive
     baselines: Baselines
+    theory_eps: float | None = Field(default=None, gt=0)  # also run RDNGD with the [3P] nonconvex schedule for it
 
 
 class KarcherCase(BaseParams):
+    """One E2 size; `rrdngd_phases` > 0 also runs RRDNGD for that many phases of ceil(1 + 64 pi d) comparisons."""
+
     n: int = Field(ge=2, le=50)
     m: int = Field(ge=1, le=500)
     budget: int = Field(ge=1)
+    rrdngd_phases: int = Field(default=0, ge=0, le=30)
 
 
 class Karcher(BaseParams):

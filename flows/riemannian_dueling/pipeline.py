@@ -1,9 +1,10 @@
 """Riemannian dueling optimization (RDNGD / RDFW, ICML 2026): minimise on a manifold from comparisons alone.
 
 Stages: generate (E1 Rayleigh instances per (n, seed), E2 SPD samples with their Karcher fixed-point reference,
-E3 the simplex target), solve (every method per instance and seed on worker processes: RDNGD, its reversed
-control, Euclidean dueling NGD, RZO, pymanopt's RGD; RDFW on the simplex), evaluate (claims C1-C4, report R5,
-plots, summary table).
+E3 the simplex targets, interior and boundary optimum), solve (every method per instance and seed on worker
+processes: RDNGD, its reversed control, Euclidean dueling NGD, RZO, pymanopt's RGD, optionally RDNGD with the theory
+schedule; RRDNGD on an E2 case; RDFW on both simplex targets), evaluate (claims C1-C4, reports R5-R7, plots,
+summary table).
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from prefect import flow
 
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
-from tasks.comparison.objectives import KarcherCost, Rayleigh, karcher_mean, rayleigh_matrix, spd_samples
+from tasks.comparison.dueling import rrdngd_phase_length
+from tasks.comparison.geometry import SimplexGeometry
+from tasks.comparison.objectives import KarcherCost, Rayleigh, SquaredDistance, karcher_mean, rayleigh_matrix, spd_samples
 from tasks.core.claims import median_of
 from tasks.core.io import write_csv
 from tasks.core.seeding import derive_seed
@@ -52,9 +55,20 @@ def generate(params: Params, context: StageContext) -> StageReport:
         np.savez(folder / f"spd_n{case.n}.npz", S=S, X_ref=X, residual=residual, f_ref=f_ref)
         metrics |= {f"karcher.n{case.n}.residual": residual, f"karcher.n{case.n}.fixed_point_iterations": iterations,
                     f"karcher.n{case.n}.f_ref": f_ref}
-    n = params.simplex.n
-    np.savez(folder / "simplex.npz", c=np.arange(1, n + 1) / (n * (n + 1) / 2))
+    c, c_boundary, x_boundary = simplex_targets(params.simplex.n)
+    f_boundary = float(SquaredDistance(c_boundary)(x_boundary))
+    np.savez(folder / "simplex.npz", c=c, c_boundary=c_boundary, x_star_boundary=x_boundary, f_star_boundary=f_boundary)
+    metrics |= {"simplex.boundary.f_star": f_boundary,
+                "simplex.boundary.zero_coordinates": int(np.sum(x_boundary == 0))}
     return StageReport(metrics=metrics | {"rayleigh.instances": len(r.dims) * r.seeds})
+
+
+def simplex_targets(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """E3's targets: c = (1..n)/sum, inside the simplex (the optimum x* = c is interior), and 2c - 1/n, which also
+    sums to one but has negative coordinates, so its optimum x* (its Euclidean projection) lies on a face."""
+    c = np.arange(1, n + 1) / (n * (n + 1) / 2)
+    c_boundary = 2 * c - 1 / n
+    return c, c_boundary, SimplexGeometry(n).to_manifold(c_boundary)
 
 
 # ---------------------------------------------------------------- solve
@@ -64,17 +78,18 @@ def solve_rayleigh(problem: Path, out: Path, params: Params, n: int, k: int) -> 
     r = params.rayleigh
     with np.load(problem) as data:
         runs = rayleigh_runs(data["A"], data["x0"], r.budget_per_dim * n, r.eta0, r.nu, r.baselines,
-                             derive_seed(params.seed, "rayleigh-run", n, k))
+                             derive_seed(params.seed, "rayleigh-run", n, k), r.theory_eps)
         save_runs(out, runs, f_star=float(data["f_star"]), n=n)
     return float(sum(run["wall_time_s"] for run in runs.values()))
 
 
 @stage_task
-def solve_karcher(problem: Path, out: Path, params: Params, budget: int, k: int) -> float:
+def solve_karcher(problem: Path, out: Path, params: Params, budget: int, k: int, rrdngd_phases: int) -> float:
     c = params.karcher
     with np.load(problem) as data:
         runs = karcher_runs(data["S"], budget, c.eta0, c.eta_offset, c.nu, c.baselines,
-                            derive_seed(params.seed, "karcher-run", data["S"].shape[-1], k), c.trace_every)
+                            derive_seed(params.seed, "karcher-run", data["S"].shape[-1], k), c.trace_every,
+                            data["X_ref"], rrdngd_phases)
         save_runs(out, runs, f_ref=float(data["f_ref"]))
     return float(sum(run["wall_time_s"] for run in runs.values()))
 
@@ -83,12 +98,15 @@ def solve_karcher(problem: Path, out: Path, params: Params, budget: int, k: int)
 def solve_simplex(problem: Path, out: Path, params: Params, k: int) -> float:
     s = params.simplex
     with np.load(problem) as data:
-        c = data["c"]
+        c, c_boundary, f_boundary = data["c"], data["c_boundary"], float(data["f_star_boundary"])
     x0 = np.zeros(s.n)
     x0[derive_seed(params.seed, "simplex-start", k) % s.n] = 1.0  # a random vertex
-    run = simplex_run(c, x0, max(s.horizons), s.L, s.D, derive_seed(params.seed, "simplex-run", k))
-    save_runs(out, {"rdfw": run})
-    return float(run["wall_time_s"])
+    # both targets from the same vertex with the same direction stream: a paired interior/boundary comparison
+    seed = derive_seed(params.seed, "simplex-run", k)
+    runs = {"rdfw": simplex_run(c, x0, max(s.horizons), s.L, s.D, seed),
+            "rdfw_boundary": simplex_run(c_boundary, x0, max(s.horizons), s.L, s.D, seed, f_star=f_boundary)}
+    save_runs(out, runs)
+    return float(sum(run["wall_time_s"] for run in runs.values()))
 
 
 @flow(name="riemannian_dueling-solve", task_runner=task_runner("process"))
@@ -97,10 +115,12 @@ def solve(params: Params, context: StageContext) -> StageReport:
     folder.mkdir(parents=True)
     futures = {}
     # the longest runs first, so two workers finish together
-    for case in sorted(params.karcher.cases, key=lambda c: -c.budget * c.n):
+    for case in sorted(params.karcher.cases,
+                       key=lambda c: -(c.budget + c.rrdngd_phases * rrdngd_phase_length(c.n * (c.n + 1) // 2)) * c.n):
         for k in range(params.karcher.seeds):
             futures[f"karcher_n{case.n}_s{k}"] = solve_karcher.submit(
-                problems / f"spd_n{case.n}.npz", folder / f"karcher_n{case.n}_s{k}.npz", params, case.budget, k)
+                problems / f"spd_n{case.n}.npz", folder / f"karcher_n{case.n}_s{k}.npz", params, case.budget, k,
+                case.rrdngd_phases)
     for n in sorted(params.rayleigh.dims, reverse=True):
         for k in range(params.rayleigh.seeds):
             futures[f"rayleigh_n{n}_s{k}"] = solve_rayleigh.submit(
@@ -126,19 +146,27 @@ def summarise(params: Params, runs_folder: Path) -> tuple[dict, dict, dict, dict
         rayleigh[n] = summaries.gather(per_seed)
     karcher = {}
     for case in params.karcher.cases:
-        per_seed = [summaries.karcher_seed(*_karcher_runs(runs_folder, case.n, k)) for k in range(params.karcher.seeds)]
-        karcher[case.n] = summaries.gather(per_seed)
+        loaded = [_karcher_runs(runs_folder, case.n, k) for k in range(params.karcher.seeds)]
+        karcher[case.n] = summaries.gather([summaries.karcher_seed(*pair) for pair in loaded])
+        if case.rrdngd_phases:
+            karcher[case.n]["rrdngd_phases"] = summaries.rrdngd_phases(loaded)
     s = params.simplex
-    traces = [load_runs(runs_folder / f"simplex_s{k}.npz")[0]["rdfw"] for k in range(s.seeds)]
-    simplex = {"horizons": sorted(s.horizons),
-               "subopt": {T: [float(t["subopt"][T]) for t in traces] for T in s.horizons},  # row T: after T iterations
-               "projections": int(sum(t["projections"] for t in traces)),
-               "lmo_calls": int(sum(t["lmo_calls"] for t in traces)),
-               "max_sum_error": float(max(t["sum_error"].max() for t in traces)),
-               "min_x": float(min(t["min_x"].min() for t in traces)),
-               "comparisons": {T: int(traces[0]["queries"][T]) for T in s.horizons}}
+    runs = [load_runs(runs_folder / f"simplex_s{k}.npz")[0] for k in range(s.seeds)]
+    simplex = _simplex_record([run["rdfw"] for run in runs], s.horizons)
+    simplex["boundary"] = _simplex_record([run["rdfw_boundary"] for run in runs], s.horizons)
     B = {n: {m: median_of(cell["hit"]) for m, cell in rayleigh[n].items() if m != "rgd"} for n in r.dims}
     return rayleigh, karcher, simplex, B
+
+
+def _simplex_record(traces: list[dict], horizons: list[int]) -> dict:
+    """E3 over seeds for one target: sub-optimality after each horizon, projections, LMO calls, feasibility."""
+    return {"horizons": sorted(horizons),
+            "subopt": {T: [float(t["subopt"][T]) for t in traces] for T in horizons},  # row T: after T iterations
+            "projections": int(sum(t["projections"] for t in traces)),
+            "lmo_calls": int(sum(t["lmo_calls"] for t in traces)),
+            "max_sum_error": float(max(t["sum_error"].max() for t in traces)),
+            "min_x": float(min(t["min_x"].min() for t in traces)),
+            "comparisons": {T: int(traces[0]["queries"][T]) for T in horizons}}
 
 
 def _karcher_runs(folder: Path, n: int, k: int) -> tuple[dict, float]:
@@ -156,9 +184,10 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
              "median_wall_time_s": median_of(cell["wall_time_s"])} for n, cells in rayleigh.items() for m, cell in cells.items()]
     rows += [{"experiment": "E2 karcher", "size": n, "method": m, "median_final_gap": median_of(cell["rel_gap"]),
               "min_eigenvalue": min(cell["min_eig"]), "median_wall_time_s": median_of(cell["wall_time_s"])}
-             for n, cells in karcher.items() for m, cell in cells.items()]
-    rows += [{"experiment": "E3 simplex", "size": T, "method": "rdfw", "median_final_gap": median_of(simplex["subopt"][T])}
-             for T in simplex["horizons"]]
+             for n, cells in karcher.items() for m, cell in cells.items() if m != "rrdngd_phases"]
+    rows += [{"experiment": f"E3 simplex {where}", "size": T, "method": "rdfw",
+              "median_final_gap": median_of(record["subopt"][T])}
+             for where, record in (("interior", simplex), ("boundary", simplex["boundary"])) for T in record["horizons"]]
     write_csv(context.out("summary.csv"), rows)
     folder = context.out("plots")
     n_shown = 50 if 50 in params.rayleigh.dims else max(params.rayleigh.dims)
@@ -169,14 +198,18 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     n_karcher = params.karcher.cases[0].n
     plots.gap_traces(*_karcher_runs(runs_folder, n_karcher, 0), f"E2 Karcher mean n = {n_karcher} (seed 0): "
                      "(f - f_ref) / f_ref", folder / "e2_karcher_gap.png", relative_to_f0=False)
-    plots.horizon_rate(simplex["horizons"], [median_of(simplex["subopt"][T]) for T in simplex["horizons"]],
+    plots.horizon_rate(simplex["horizons"], {where: [median_of(record["subopt"][T]) for T in record["horizons"]]
+                                             for where, record in (("interior optimum", simplex),
+                                                                   ("boundary optimum", simplex["boundary"]))},
                        folder / "e3_rdfw_rate.png")
     metrics = {f"rayleigh.n{n}.{m}.median_gap_at_40n": median_of(cell["gap_at_claim"])
                for n, cells in rayleigh.items() for m, cell in cells.items()}
     metrics |= {f"rayleigh.n{n}.{m}.B": v for n, row in B.items() for m, v in row.items() if np.isfinite(v)}
     metrics |= {f"karcher.n{n}.{m}.median_rel_gap": median_of(cell["rel_gap"])
-                for n, cells in karcher.items() for m, cell in cells.items()}
+                for n, cells in karcher.items() for m, cell in cells.items() if m != "rrdngd_phases"}
     metrics |= {f"simplex.T{T}.median_subopt": median_of(simplex["subopt"][T]) for T in simplex["horizons"]}
+    metrics |= {f"simplex.boundary.T{T}.median_subopt": median_of(simplex["boundary"]["subopt"][T])
+                for T in simplex["horizons"]}
     return StageReport(metrics={k: v for k, v in metrics.items() if v is not None},
                        claims=claims)
 

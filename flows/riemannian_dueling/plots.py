@@ -36,10 +36,13 @@ def hitting_counts(B: dict[int, dict[str, float]], path: Path) -> Path:
     return save(fig, path)
 
 
-def horizon_rate(horizons: list[int], medians: list[float], path: Path) -> Path:
+def horizon_rate(horizons: list[int], medians: dict[str, list[float]], path: Path) -> Path:
+    """One line of median sub-optimality per target (interior and boundary optimum), a 1/T guide at the first."""
     fig, ax = new_figure("E3: RDFW median sub-optimality against the horizon", "horizon T", "f(x_T) - f*",
                          logx=True, logy=True)
-    ax.plot(horizons, medians, "o-", label="RDFW")
-    ax.plot(horizons, medians[0] * horizons[0] / np.asarray(horizons, float), "k--", lw=0.8, label="1/T")
+    for label, values in medians.items():
+        ax.plot(horizons, values, "o-", label=f"RDFW, {label}")
+    first = next(iter(medians.values()))
+    ax.plot(horizons, first[0] * horizons[0] / np.asarray(horizons, float), "k--", lw=0.8, label="1/T")
     ax.legend(fontsize=7)
     return save(fig, path)

@@ -41,6 +41,16 @@ def karcher_seed(runs: dict[str, dict], f_ref: float) -> dict:
             for method, run in runs.items()}
 
 
+def rrdngd_phases(loaded: list[tuple[dict, float]]) -> dict:
+    """RRDNGD per phase over seeds: lists (phase -> per seed) of the squared distance to the reference, its bound
+    D_k and the relative gap; the phase length and the start's squared distance."""
+    runs = [run["rrdngd"] for run, _ in loaded]
+    return {"dist2": np.column_stack([run["phase_dist2"] for run in runs]).tolist(),
+            "bound": runs[0]["D"].tolist(),
+            "rel_gap": np.column_stack([(run["phase_f"] - f_ref) / f_ref for run, (_, f_ref) in zip(runs, loaded)]).tolist(),
+            "phase_length": int(runs[0]["phase_length"]), "start_dist2": float(runs[0]["start_dist2"])}
+
+
 def gather(per_seed: list[dict]) -> dict:
     """[method -> field -> value] over seeds to method -> field -> [values]."""
     return {method: {field: [seed[method][field] for seed in per_seed] for field in per_seed[0][method]}

@@ -69,6 +69,48 @@ def rdngd(geometry: Geometry, oracle: ComparisonOracle, x0: np.ndarray, budget: 
     return Result(x, t, oracle.queries - used0, time.perf_counter() - start)
 
 
+def nonconvex_theory_schedule(horizon: int, d: int, eps: float) -> tuple[SqrtDecay, float]:
+    """[3P] nonconvex schedule for ||grad f|| <= eps after `horizon` steps: a constant eta = 1/sqrt(T) and the probe
+    nu = c_hat sqrt(2 pi) eps / (4 d)."""
+    return SqrtDecay(1 / math.sqrt(horizon), decay=False), normalised_constant(d) * math.sqrt(2 * math.pi) * eps / (4 * d)
+
+
+def convex_theory_schedule(horizon: int, d: int, eps: float, D: float) -> tuple[SqrtDecay, float]:
+    """[3P] geodesically convex schedule for f - f* <= eps, D the squared initial distance bound: a constant
+    eta = sqrt(eps) / (4 sqrt(pi d)) and nu = eps^(3/2) / (4 sqrt(2) d (sqrt(D) + eta T)^2)."""
+    eta = math.sqrt(eps) / (4 * math.sqrt(math.pi * d))
+    return SqrtDecay(eta, decay=False), eps**1.5 / (4 * math.sqrt(2) * d * (math.sqrt(D) + eta * horizon) ** 2)
+
+
+def rrdngd_phase_length(d: int) -> int:
+    """Comparisons per RRDNGD phase, ceil(1 + 64 pi d) (the paper's length for L = alpha = 1 after scaling)."""
+    return math.ceil(1 + 64 * math.pi * d)
+
+
+def rrdngd(geometry: Geometry, oracle: ComparisonOracle, x0: np.ndarray, phases: int, D0: float, alpha: float,
+           rng: np.random.Generator, record: Recorder | None = None) -> Result:
+    """Restarted RDNGD for a geodesically alpha-strongly convex f, with the proof-consistent schedule: phase k
+    starts from the previous phase's last iterate with the squared distance bound D_k = D0 / 2^k, targets
+    eps_k = alpha D_k / 4 (which, by strong convexity, leaves a squared distance <= 2 eps_k / alpha = D_{k+1}) and
+    runs the convex schedule for rrdngd_phase_length(d) one-comparison steps. extra: per phase D_k, eps_k, eta_k, nu_k
+    and the phase's last iterate."""
+    start, used0 = time.perf_counter(), oracle.queries
+    x, length = np.array(x0, dtype=float), rrdngd_phase_length(geometry.dim)
+    notify(record, x, 0)
+    log: dict[str, list] = {"D": [], "eps": [], "eta": [], "nu": [], "ends": []}
+    for k in range(phases):
+        D = D0 / 2**k
+        eps = alpha * D / 4
+        step, nu = convex_theory_schedule(length, geometry.dim, eps, D)
+        for t in range(length):
+            x = geometry.exp(x, -step(t) * dueling_direction(geometry, oracle, x, nu, 1, rng))
+            notify(record, x, oracle.queries - used0, phase=k)
+        for key, value in zip(log, (D, eps, step.eta0, nu, x.copy())):
+            log[key].append(value)
+    return Result(x, phases * length, oracle.queries - used0, time.perf_counter() - start,
+                  {"phase_length": length, **log})
+
+
 def rdfw_schedule(k: int, d: int, L: float, D: float) -> tuple[int, float]:
     """(m_k, nu_k) of RDFW at iteration k: a batch growing as (k+3), a probe radius shrinking as 1/(k+3)."""
     c_hat = normalised_constant(d)

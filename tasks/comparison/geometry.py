@@ -192,14 +192,14 @@ class SimplexGeometry(Geometry):
         return bool(abs(x.sum() - 1) < tol and x.min() >= -1e-15)
 
 
-def make_geometry(name: str, dim: int) -> Geometry:
-    """The manifold `name` with points of size `dim`: S^{dim-1}; SPD(dim); St(dim, 2); the simplex in R^dim."""
+def make_geometry(name: str, dim: int, stiefel_p: int = 2) -> Geometry:
+    """The manifold `name` with points of size `dim`: S^{dim-1}; SPD(dim); St(dim, stiefel_p); the simplex in R^dim."""
     if name == "sphere":
         return SphereGeometry(dim)
     if name == "spd":
         return SPDGeometry(dim)
     if name == "stiefel":
-        return StiefelGeometry(dim, 2)
+        return StiefelGeometry(dim, stiefel_p)
     if name == "simplex":
         return SimplexGeometry(dim)
     raise ValueError(f"manifold: must be one of {', '.join(MANIFOLDS)}, got {name!r}")

@@ -24,9 +24,9 @@ def test_smoke_pipeline(smoke_repo):
 
     claims = json.loads((data / "claims.json").read_text())
     assert claims["paper"] == "riemannian_dueling" and claims["profile"] == "smoke"
-    assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3", "C4", "R5"]
+    assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3", "C4", "R5", "R6", "R7"]
     assert all(set(c) == CLAIM_FIELDS and c["passed"] is None for c in claims["claims"])
-    c1, c2, c3, c4, r5 = claims["claims"]
+    c1, c2, c3, c4, r5, r6, r7 = claims["claims"]
     # the smoke sizes (n = 20, SPD(3), horizons 5 and 10) stand in for the spec's; each claim names what it read
     assert c1["details"]["setting"].startswith("E1 sphere S^19") and c1["ours"] < c1["details"]["reversed_control"]
     assert set(c1["details"]["by_method"]) == {"rdngd", "reversed", "euclidean_ngd", "rzo", "rgd"}
@@ -34,6 +34,8 @@ def test_smoke_pipeline(smoke_repo):
     assert c3["ours"] < 0.05 and c3["details"]["min_eigenvalue_over_iterates"] > 0
     assert c4["details"]["projections"] == 0 and c4["details"]["max_sum_error"] < 1e-12
     assert r5["details"]["rzo"] is not None
+    assert r6["details"]["projections"] == 0 and set(r6["details"]["median_subopt"]) == {"5", "10"}
+    assert len(r7["details"]["median_dist2_per_phase"]) == 2 and r7["details"]["comparisons_per_phase"] == 1208
     metrics = stage_metrics(smoke_repo, "riemannian_dueling")
     assert metrics["rayleigh.n20.rdngd.median_gap_at_40n"] == c1["ours"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from tests.cli_table import Row, check_rows, run_rows
@@ -34,12 +35,19 @@ def test_minimize_good_and_bad(tmp_path):
                 code=0),
             Row((*d, "userobj:quad", "--manifold", "stiefel", "--dim", "4", "--budget", "100"), code=0),
             Row((*d, "userobj:quad", "--manifold", "simplex", "--dim", "4", "--budget", "5000", "--json"), code=0),
-            Row((*n, "userobj:quad", "--dim", "5", "--budget", "900", "--votes", "3", "--json"), code=0)]
+            Row((*n, "userobj:quad", "--dim", "5", "--budget", "900", "--votes", "3", "--json"), code=0),
+            Row((*d, "userobj:quad", "--manifold", "stiefel", "--dim", "4", "--stiefel-p", "3", "--directions", "3",
+                 "--budget", "61", "--json"), code=0)]
     results = run_rows(rows, cwd=tmp_path)
     assert all(r.code == 0 for r in results), [r.stderr for r in results]
-    sphere, simplex, ncrs = (json.loads(results[i].stdout) for i in (0, 3, 4))
+    sphere, simplex, ncrs, stiefel = (json.loads(results[i].stdout) for i in (0, 3, 4, 5))
     assert sphere["comparisons"] == 600 and sphere["f_final"] < sphere["f_start"] and len(sphere["x"]) == 6
+    assert sphere["f_best"] <= min(sphere["f_final"], sphere["f_start"]) and len(sphere["x_best"]) == 6
     assert simplex["method"] == "rdfw" and abs(sum(simplex["x"]) - 1) < 1e-12 and simplex["comparisons"] <= 5000
+    assert abs(sum(simplex["x_best"]) - 1) < 1e-12 and simplex["f_best"] <= simplex["f_final"]
+    frame = np.array(stiefel["x_best"])
+    assert stiefel["stiefel_p"] == 3 and frame.shape == (4, 3) and np.allclose(frame.T @ frame, np.eye(3))
+    assert stiefel["directions"] == 3 and stiefel["iterations"] == 20 and stiefel["comparisons"] == 60
     assert ncrs["comparisons"] == 900 and ncrs["iterations"] == 300 and ncrs["f_final"] < ncrs["f_start"]
     check_rows([
         Row((*d, "nosuch:f", "--dim", "3", "--budget", "10"), names=("nosuch",)),
@@ -57,6 +65,17 @@ def test_minimize_good_and_bad(tmp_path):
         Row((*d, "userobj:quad", "--dim", "3", "--budget", "10", "--noise", "0.7"), names=("--noise", "0.7")),
         Row((*d, "userobj:quad", "--dim", "3", "--budget", "10", "--step", "inf"), names=("--step", "inf")),
         Row((*d, "userobj:quad", "--manifold", "simplex", "--dim", "40", "--budget", "10"), names=("--budget", "RDFW")),
+        Row((*d, "userobj:quad", "--manifold", "stiefel", "--dim", "4", "--stiefel-p", "5", "--budget", "10"),
+            names=("--stiefel-p", "5", "p <= n")),
+        Row((*d, "userobj:quad", "--manifold", "stiefel", "--dim", "4", "--stiefel-p", "0", "--budget", "10"),
+            names=("--stiefel-p", "0")),
+        Row((*d, "userobj:quad", "--manifold", "stiefel", "--dim", "5000", "--stiefel-p", "300", "--budget", "10"),
+            names=("--stiefel-p", "300", "1,000,000")),
+        Row((*d, "userobj:quad", "--dim", "4", "--stiefel-p", "2", "--budget", "10"), names=("--stiefel-p", "sphere")),
+        Row((*d, "userobj:quad", "--dim", "4", "--directions", "11", "--budget", "10"), names=("--directions", "11")),
+        Row((*d, "userobj:quad", "--dim", "4", "--directions", "-1", "--budget", "10"), names=("--directions", "-1")),
+        Row((*d, "userobj:quad", "--manifold", "simplex", "--dim", "4", "--directions", "2", "--budget", "5000"),
+            names=("--directions", "RDFW")),
         Row((*n, "userobj:fails", "--dim", "3", "--budget", "10"), names=("userobj:fails",)),
         Row((*n, "userobj:quad", "--dim", "3", "--budget", "10", "--votes", "4"), names=("--votes", "4")),
         Row((*n, "userobj:quad", "--dim", "3", "--budget", "10", "--alpha", "nan"), names=("--alpha", "nan")),
@@ -70,3 +89,18 @@ def test_the_manifold_choices_are_the_geometry_modules():
     from tasks.comparison.geometry import MANIFOLDS
 
     assert cli.MANIFOLDS == MANIFOLDS
+
+
+def test_best_so_far_keeps_the_least_true_value():
+    from flows.riemannian_dueling.cli import BestSoFar
+
+    best = BestSoFar(lambda x: float(np.sum(x ** 2)))
+    for x in ([2.0], [0.5], [1.0], [-0.5]):
+        best(np.array(x), 0, {})
+    assert best.f == 0.25 and best.x.tolist() == [0.5]  # the first of the tied minima
+
+
+def test_stiefel_p_reaches_the_geometry():
+    from tasks.comparison.geometry import make_geometry
+
+    assert make_geometry("stiefel", 6, 4).shape == (6, 4) and make_geometry("stiefel", 6).shape == (6, 2)
