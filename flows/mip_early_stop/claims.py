@@ -74,13 +74,16 @@ def faster_with_coverage(min_coverage: float) -> Callable:
 
 def family_claims(family: str, outcome: dict, online: list[dict], *, alpha: float, quantile: str, coverage_splits: int,
                   speed_ratio: float, min_coverage_mean: float, min_coverage_fixed: float, seed: int,
-                  decide_claims: bool) -> list[Claim]:
+                  decide_claims: bool, unproved: dict[str, int]) -> list[Claim]:
     """Claims 1-3 of spec §6 for one family (undecided where the profile is not sized to decide). `outcome`: the
-    replay's summary, rows and conformal scores (replay.evaluate_family); `seed`: the bootstraps' base seed."""
+    replay's summary, rows and conformal scores (replay.evaluate_family); `seed`: the bootstraps' base seed;
+    `unproved`: per split, the solves left out because SCIP did not prove them (shown in every claim's details)."""
     s, rows, scores = outcome["summary"], outcome["rows"], outcome["scores"]
     agreement = float(np.mean([o["agree"] for o in online])) if online else None
     online_time = (float(np.mean([o["online_time_s"] for o in online]) / np.mean([o["replay_time_s"] for o in online]))
                    if online else None)
+    stop_times = float(np.mean([o["stop_time_agrees"] for o in online])) if online else None
+    left_out = {"unproved_left_out": dict(unproved)}
 
     def interval(claim: str, groups, statistic, what: str) -> Interval:
         return bootstrap_interval(groups, statistic, derive_seed(seed, "bootstrap", f"{claim}-{family}"), what)
@@ -97,7 +100,7 @@ def family_claims(family: str, outcome: dict, online: list[dict], *, alpha: floa
                       decide_claims),
                {"fixed_split_coverage": fixed, "min_over_splits": s["coverage_min_over_splits"],
                 "splits": len(outcome["split_coverages"]), "tau": _finite(s["tau"]), "calibration_instances": len(cal),
-                "test_instances": len(test), "infinite_scores": int(np.isinf(np.concatenate([cal, test])).sum())})
+                "test_instances": len(test), "infinite_scores": int(np.isinf(np.concatenate([cal, test])).sum())} | left_out)
 
     times = per_test_instance(rows, ("network", "time"), ("scip_default", "time"))
     ratio = s["network.ratio_of_means"]
@@ -109,9 +112,10 @@ def family_claims(family: str, outcome: dict, online: list[dict], *, alpha: floa
                 "mean_of_ratios": s["network.mean_of_ratios"], "oracle_ratio": s["oracle_ratio"],
                 "oracle_mean_of_ratios": s["oracle_mean_of_ratios"], "fired": s["network.fired"],
                 "never_fired": s["network.never_fired"], "inference_ms_per_sample": s["inference_ms_per_sample"],
-                "online_replay_agreement": agreement, "online_over_replay_time": online_time,
+                "online_replay_agreement": agreement, "online_stop_time_agreement": stop_times,
+                "online_over_replay_time": online_time,
                 **{f"{rule}.{k}": s[f"{rule}.{k}"] for rule in ("solution_limit_1", "solution_limit_3", "time_limit", "gap_rule")
-                   for k in ("coverage", "ratio_of_means") if f"{rule}.{k}" in s}})
+                   for k in ("coverage", "ratio_of_means") if f"{rule}.{k}" in s}} | left_out)
 
     against_gap_rule = per_test_instance(rows, ("network", "time"), ("gap_rule", "time"), ("network", "covered"),
                                          ("gap_rule", "covered"))
@@ -124,5 +128,5 @@ def family_claims(family: str, outcome: dict, online: list[dict], *, alpha: floa
                       decide_claims),
                {"network_mean_time_s": s["network.mean_time_s"], "gap_rule_mean_time_s": s["gap_rule.mean_time_s"],
                 "gap_rule_time_s": against_gap_rule[:, 1].tolist(), "network_coverage": fixed,
-                "gap_rule_coverage": s["gap_rule.coverage"]})
+                "gap_rule_coverage": s["gap_rule.coverage"]} | left_out)
     return [c1, c2, c3]

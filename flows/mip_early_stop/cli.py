@@ -176,6 +176,7 @@ def stop(
             stopper_path, stopper = chosen_stopper(stopper_ref, shape, instance, alpha, force, Path(folder))
         meta = stopper.meta
         settings = {key: meta[key] for key in ("family", "bound", "gap", "time_limit", "sample_dt")}
+        settings["node_limit"] = meta.get("node_limit")  # None in bundles calibrated before node limits
         with staged_output(sol, "--sol") if sol else nullcontext() as solution:
             stopped = isolated.solve(path, **settings, stopper=stopper_path, alpha=meta["alpha"], solution=solution,
                                      read_s=shape.read_s)

@@ -40,7 +40,8 @@ class Params(BaseParams):
     seed: int = Field(ge=0)
     families: list[Family] = Field(min_length=1)
     gap: float = Field(gt=0)
-    time_limit: float = Field(gt=0)
+    time_limit: float = Field(gt=0)  # CPU seconds (SCIP's CPU clock), a backstop behind node_limit
+    node_limit: int = Field(ge=1)  # B&B nodes per solve: a limit no machine or load changes
     sample_dt: float = Field(gt=0)
     alpha: float = Field(gt=0, lt=1)
     epsilon: float = Field(gt=0)

@@ -89,12 +89,18 @@ def calibrate(preds: list[np.ndarray], rs: list[np.ndarray], *, alpha: float, ep
     return conformal_threshold(scores, alpha, method), scores
 
 
+def first_fire(pred_gaps, nsols, tau: float) -> int | None:
+    """Index of the first sample with an incumbent (nsols >= 1) and prediction < tau; None when
+    the rule never fires there."""
+    hits = np.flatnonzero((np.asarray(nsols) >= 1) & (np.asarray(pred_gaps, dtype=float) < tau))
+    return int(hits[0]) if len(hits) else None
+
+
 def replay_stop(pred_gaps: np.ndarray, nsols: np.ndarray, tau: float) -> int:
-    """Index of the first sample with an incumbent (nsols >= 1) and prediction < tau; the last
-    index when the rule never fires (the solver then finishes to its own tolerance)."""
-    fire = (np.asarray(nsols) >= 1) & (np.asarray(pred_gaps, dtype=float) < tau)
-    hits = np.flatnonzero(fire)
-    return int(hits[0]) if len(hits) else len(fire) - 1
+    """first_fire, or the last index when the rule never fires (the solver then finishes to its
+    own tolerance)."""
+    index = first_fire(pred_gaps, nsols, tau)
+    return len(pred_gaps) - 1 if index is None else index
 
 
 def algorithmic_gaps(traj: Trajectory) -> np.ndarray:

@@ -48,6 +48,9 @@ MAX_VARS = 1_000_000  # the stopper's families have 10^2..10^4; a million is far
 MAX_CONS = 1_000_000
 READ_LIMIT_S = 120.0  # starting the child and reading the instance
 GRACE_S = 10.0  # past SCIP's own time limit before the child is killed
+# SCIP's time limit is CPU time (solver.configure); on a loaded machine a CPU second takes longer on
+# the wall clock, so the child's wall limit allows this many wall seconds per CPU second of it.
+WALL_PER_CPU_S = 4.0
 
 STATUSES_WITHOUT_OBJECTIVE = ("infeasible", "unbounded", "inforunbd")
 
@@ -148,19 +151,20 @@ def read(path: Path, *, max_vars: int = MAX_VARS, max_cons: int = MAX_CONS, max_
 
 
 def solve(path: Path, *, family: str, bound: float, gap: float, time_limit: float, sample_dt: float,
-          stopper: Path | None = None, alpha: float | None = None, solution: Path | None = None,
+          node_limit: int | None = None, stopper: Path | None = None, alpha: float | None = None, solution: Path | None = None,
           read_s: float = 0.0, grace_s: float = GRACE_S, limit_s: float = READ_LIMIT_S) -> Solve:
     """Solve `path` in a child with the stage's settings (solver.solve), optionally stopped by the
     stopper bundle at `stopper`, and write the incumbent to `solution` if one exists.
 
     The learned stopper only stops at eligible rows, so only while the incumbent and the dual
     bound lie inside its feature range (-B, B) (tasks/mip/features.py).
-    The solve phase may run time_limit + 2 read_s (solver.solve reads the file again) + grace_s.
+    The solve phase may run WALL_PER_CPU_S x time_limit (CPU seconds) + 2 read_s (solver.solve reads
+    the file again) + grace_s of wall time.
     """
     job = {"job": "solve", "path": str(Path(path).resolve()), "name": str(path), "family": family, "bound": bound, "gap": gap,
-           "time_limit": time_limit, "sample_dt": sample_dt, "stopper": str(stopper) if stopper else None,
+           "time_limit": time_limit, "node_limit": node_limit, "sample_dt": sample_dt, "stopper": str(stopper) if stopper else None,
            "alpha": alpha, "solution": str(Path(solution).resolve()) if solution else None}
-    limits = {"read": limit_s, "solve": time_limit + 2 * read_s + grace_s}
+    limits = {"read": limit_s, "solve": WALL_PER_CPU_S * time_limit + 2 * read_s + grace_s}
     return Solve(**_run(job, limits, Path(path)))
 
 
@@ -192,7 +196,7 @@ def _run(job: dict, limits: dict[str, float], path: Path) -> dict:
     result = next((m for m in messages if "result" in m or "error" in m), None)
     if timed_out:
         if phase == "solve":
-            raise InputError(f"instance {path}: SCIP did not stop within its time limit of {job['time_limit']:g} s "
+            raise InputError(f"instance {path}: SCIP did not stop within its time limit of {job['time_limit']:g} CPU s "
                              f"(killed after {limits['solve']:.0f} s; a numerically troubled model?)")
         raise InputError(f"instance {path}: SCIP did not finish reading it within {limits['read']:.0f} s (killed)")
     if result is not None and "error" in result:
@@ -300,7 +304,7 @@ def _child_solve(job: dict, report) -> dict:
         stopper = NetworkStopper.load(Path(job["stopper"]), alpha=job["alpha"])
     report({"phase": "solve"})
     trajectory, model = solver.solve(Path(job["path"]), family=job["family"], bound=job["bound"], gap=job["gap"],
-                                     time_limit=job["time_limit"], sample_dt=job["sample_dt"],
+                                     time_limit=job["time_limit"], node_limit=job["node_limit"], sample_dt=job["sample_dt"],
                                      stopper=stopper)
     status, n_sols, infinity = model.getStatus(), model.getNSols(), model.infinity()
     has_objective = n_sols > 0 and status not in STATUSES_WITHOUT_OBJECTIVE

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from time import perf_counter
+from time import perf_counter, process_time
 
 import numpy as np
 from pyscipopt import SCIP_EVENTTYPE, SCIP_PARAMSETTING, Eventhdlr, Model
@@ -39,17 +39,22 @@ class MIPReadError(ValueError):
     """SCIP could not read an instance file; the message names the file and quotes SCIP."""
 
 
-def configure(model: Model, *, gap: float = 1e-4, time_limit: float = 30.0, seed_shift: int = 0) -> Model:
+def configure(model: Model, *, gap: float = 1e-4, time_limit: float = 30.0, node_limit: int | None = None,
+              seed_shift: int = 0) -> Model:
     """Spec §6 settings, mirroring the paper's Gurobi runs (Presolve 0, Heuristics up, 1 thread).
 
     limits/gap is set explicitly because SCIP's default is 0 while the reference solver stops at
-    1e-4. The clock is wall time, so the solver clock and the handler's perf_counter overhead are
-    in the same units when one is subtracted from the other.
+    1e-4. The limits do not depend on machine load: node_limit (limits/nodes, None for none)
+    does not depend on the machine at all, and time_limit is in CPU seconds of this process
+    (timing/clocktype 1), a backstop for a node that never ends. SCIP's solving time, the
+    feature clock, is then CPU time too; the sampler measures its own overhead on the same clock.
     """
     if not gap >= 0.0:
         raise ValueError(f"gap must be >= 0, got {gap!r}")
     if not time_limit > 0.0:
         raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
+    if node_limit is not None and not (isinstance(node_limit, (int, np.integer)) and node_limit >= 1):
+        raise ValueError(f"node_limit must be None or an integer >= 1, got {node_limit!r}")
     if not (isinstance(seed_shift, (int, np.integer)) and seed_shift >= 0):
         raise ValueError(f"seed_shift must be a non-negative integer, got {seed_shift!r}")
     model.hideOutput()
@@ -57,10 +62,12 @@ def configure(model: Model, *, gap: float = 1e-4, time_limit: float = 30.0, seed
     model.setHeuristics(SCIP_PARAMSETTING.AGGRESSIVE)
     model.setParam("limits/gap", float(gap))
     model.setParam("limits/time", float(time_limit))
+    if node_limit is not None:
+        model.setParam("limits/nodes", int(node_limit))
     model.setParam("randomization/randomseedshift", int(seed_shift))
     model.setParam("lp/threads", 1)
     model.setParam("parallel/maxnthreads", 1)
-    model.setParam("timing/clocktype", 2)
+    model.setParam("timing/clocktype", 1)  # CPU: load stretches wall time, not the CPU time a solve needs
     return model
 
 
@@ -111,9 +118,9 @@ def incumbent(model: Model, sign: int, bound: float) -> float:
 class Sampler(Eventhdlr):
     """Samples the solver state during one solve; see the module docstring.
 
-    `t` is SCIP's solving time minus the handler's accumulated overhead (sampling and stopper
-    time), the feature clock of §3.1; `wall` is perf_counter time since `begin`, overhead
-    included, what a user waits. The stopper is called after each recorded row once an
+    `t` is SCIP's solving time (CPU seconds, see `configure`) minus the CPU time the handler spent
+    (sampling and stopper), the feature clock of §3.1; `wall` is perf_counter time since `begin`,
+    overhead included, what a user waits; `overhead` is the handler's wall time. The stopper is called after each recorded row once an
     incumbent exists (nsols >= 1); when it returns True the solve is interrupted and
     `stopped_at` is that row's index. An exception in the stopper interrupts the solve and is
     kept in `error` for the caller to re-raise (SCIP callbacks cannot propagate it).
@@ -133,6 +140,7 @@ class Sampler(Eventhdlr):
         """Reset the rows and start the wall clock; call right before model.optimize()."""
         self.rows = _Columns()
         self.overhead = 0.0
+        self.cpu_overhead = 0.0
         self.stopped_at: int | None = None
         self.error: BaseException | None = None
         self.n_events = 0
@@ -144,25 +152,26 @@ class Sampler(Eventhdlr):
         self.model.catchEvent(EVENTS, self)  # pyscipopt drops caught events itself on eventexit
 
     def eventexec(self, event):
-        entry = perf_counter()
+        entry, cpu_entry = perf_counter(), process_time()
         try:
             self.n_events += 1
             if self.stopped_at is None and self.error is None:
-                self._sample(event.getType() == SCIP_EVENTTYPE.BESTSOLFOUND, entry)
+                self._sample(event.getType() == SCIP_EVENTTYPE.BESTSOLFOUND, entry, cpu_entry)
         except Exception as exc:  # noqa: BLE001 - re-raised by solve() after optimize()
             self.error = exc
             self.model.interruptSolve()
         finally:
             self.overhead += perf_counter() - entry
+            self.cpu_overhead += process_time() - cpu_entry
 
-    def _sample(self, new_incumbent: bool, entry: float) -> None:
+    def _sample(self, new_incumbent: bool, entry: float, cpu_entry: float) -> None:
         solver_time = self.model.getSolvingTime()
         if not new_incumbent and solver_time - self._last_sample < self.sample_dt:
             return
-        now = perf_counter()
         self._last_sample = solver_time
-        # this call's time so far is overhead too, though not yet in self.overhead
-        self.rows.append(self.state(wall=now - self.t0, solver_time=solver_time, pending=now - entry))
+        # this call's time so far is overhead too, though not yet in self.cpu_overhead
+        self.rows.append(self.state(wall=perf_counter() - self.t0, solver_time=solver_time,
+                                    pending=process_time() - cpu_entry))
         if self.stopper is not None and self.rows.last("nsols") >= 1 and self.stopper(self.rows.view()):
             self.stopped_at = self.rows.n - 1
             self.model.interruptSolve()
@@ -170,12 +179,12 @@ class Sampler(Eventhdlr):
     def state(self, *, wall: float, solver_time: float | None = None, pending: float = 0.0) -> dict:
         """One row of the current solver state in minimization sense.
 
-        t never decreases: SCIP's clock and perf_counter differ by microseconds, and the two
+        t never decreases: SCIP's CPU clock and process_time differ by microseconds, and the two
         clocks' difference must not make the feature clock run backwards."""
         model, sign = self.model, self.sign
         if solver_time is None:
             solver_time = model.getSolvingTime()
-        t = solver_time - self.overhead - pending
+        t = solver_time - self.cpu_overhead - pending
         if self.rows.n:
             t = max(t, float(self.rows.last("t")))
         return {"t": t, "wall": wall,
@@ -217,20 +226,20 @@ def read_model(mps_path: Path) -> Model:
 
 
 def solve(mps_path: Path, *, family: str, bound: float, gap: float = 1e-4, time_limit: float = 30.0,
-          seed_shift: int = 0, sample_dt: float = 0.02, stopper: Stopper | None = None,
+          node_limit: int | None = None, seed_shift: int = 0, sample_dt: float = 0.02, stopper: Stopper | None = None,
           best_sol_limit: int | None = None) -> tuple[Trajectory, Model]:
     """Solve one instance with the §6 settings and return its sampled trajectory and the model.
 
     The trajectory ends with one row of the final state. final_ub is the final incumbent in
     minimization sense (B if none was found): for a full solve it is U_final of §3.2, for a
     stopped or limited solve it is only the incumbent returned, so y = ub - final_ub of such a
-    trajectory is not a label. solve_time is the wall time of optimize(), handler overhead
-    included. best_sol_limit sets limits/bestsol (the "solution limit 1/3" baselines of §4).
+    trajectory is not a label; nor is a full solve's unless SCIP proved it (`proved`).
+    solve_time is the wall time of optimize(), handler overhead included. best_sol_limit sets limits/bestsol (the "solution limit 1/3" baselines of §4).
     """
     if best_sol_limit is not None and not (isinstance(best_sol_limit, (int, np.integer)) and best_sol_limit >= 1):
         raise ValueError(f"best_sol_limit must be None or an integer >= 1, got {best_sol_limit!r}")
     path = Path(mps_path)
-    model = configure(read_model(path), gap=gap, time_limit=time_limit, seed_shift=seed_shift)
+    model = configure(read_model(path), gap=gap, time_limit=time_limit, node_limit=node_limit, seed_shift=seed_shift)
     if best_sol_limit is not None:
         model.setParam("limits/bestsol", int(best_sol_limit))
     sampler = Sampler(bound, sample_dt, stopper)

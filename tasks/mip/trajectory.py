@@ -13,6 +13,12 @@ import numpy as np
 
 COLUMNS = ("t", "wall", "lb", "ub", "nsols", "nodes", "lp_iters")
 
+# SCIP's statuses (getStatus) of a solve that proved its incumbent optimal to its tolerance: "optimal"
+# (gap closed) or "gaplimit" (relative gap |U - L| / min(|U|, |L|) <= limits/gap = 1e-4, below the
+# 1e-3 of eps; limits/absgap stays at its default 0). Every other status (a node or time limit, a
+# solution limit, an interrupt, a memory limit) leaves U_final unproven, so y = U - U_final is no label.
+PROVED = ("optimal", "gaplimit")
+
 
 @dataclass
 class Trajectory:
@@ -46,6 +52,11 @@ class Trajectory:
 
     def __len__(self) -> int:
         return len(self.t)
+
+    @property
+    def proved(self) -> bool:
+        """SCIP proved final_ub optimal to its tolerance: only then is the trajectory a label."""
+        return self.status in PROVED
 
     @property
     def y(self) -> np.ndarray:

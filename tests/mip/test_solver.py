@@ -4,6 +4,7 @@ solution limits, read errors, handler overhead. Small MIS instances (about 0.3 s
 from __future__ import annotations
 
 from pathlib import Path
+from time import process_time
 
 import numpy as np
 import pytest
@@ -50,7 +51,7 @@ def assert_monotone(tr) -> None:
 
 def test_full_solve_trajectory(full_solves):
     for tr, model in full_solves:
-        assert tr.status in {"optimal", "gaplimit"}
+        assert tr.status in {"optimal", "gaplimit"} and tr.proved
         assert tr.sense == -1 and tr.family == "mis" and tr.bound == BOUNDS["mis"]
         assert_monotone(tr)
         assert tr.final_ub == -model.getObjVal() == tr.ub[-1]
@@ -170,13 +171,30 @@ def test_write_solution(full_solves, tmp_path):
 
 
 def test_configure_sets_spec_params():
-    model = configure(Model(), gap=1e-3, time_limit=7.0, seed_shift=5)
+    model = configure(Model(), gap=1e-3, time_limit=7.0, node_limit=300, seed_shift=5)
     assert model.getParam("limits/gap") == 1e-3 and model.getParam("limits/time") == 7.0
+    assert model.getParam("limits/nodes") == 300
+    assert model.getParam("timing/clocktype") == 1, "the time limit is CPU time: load does not move it"
     assert model.getParam("randomization/randomseedshift") == 5
     assert model.getParam("presolving/maxrounds") == 0 and model.getParam("lp/threads") == 1
-    for bad in ({"gap": -1.0}, {"time_limit": 0.0}, {"seed_shift": -1}):
+    assert configure(Model()).getParam("limits/nodes") == -1, "no node limit unless asked"
+    for bad in ({"gap": -1.0}, {"time_limit": 0.0}, {"node_limit": 0}, {"node_limit": 2.5}, {"seed_shift": -1}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             configure(Model(), **bad)
+
+
+def test_a_node_limit_ends_the_solve_unproved_the_same_way_every_time(tmp_path):
+    path = tmp_path / "mis.mps"
+    generate("mis", {"n_min": 75, "n_max": 80, "p": 0.1}, 1, path)  # 15 B&B nodes to optimality
+    limited = [solve(path, family="mis", bound=BOUNDS["mis"], node_limit=2)[0] for _ in range(2)]
+    assert [t.status for t in limited] == ["nodelimit"] * 2 and not limited[0].proved
+    assert limited[0].final_ub == limited[1].final_ub and limited[0].nodes[-1] == limited[1].nodes[-1] == 2
+
+
+def test_the_feature_clock_is_cpu_time(instances):
+    start = process_time()
+    tr, _ = solve(instances[1], family="mis", bound=BOUNDS["mis"])
+    assert tr.proved and 0.0 <= tr.t[-1] <= process_time() - start
 
 
 def test_sampler_checks_inputs():

@@ -9,7 +9,7 @@ from flows.mip_early_stop.claims import coverage_statistic, family_claims, thres
 from tasks.mip.conformal import conformal_threshold, coverage_over_splits, score
 
 GATES = {"alpha": 0.05, "quantile": "finite", "coverage_splits": 40, "speed_ratio": 0.75, "min_coverage_mean": 0.93,
-         "min_coverage_fixed": 0.85, "seed": 0}
+         "min_coverage_fixed": 0.85, "seed": 0, "unproved": {"train": 0, "cal": 0, "test": 0}}
 
 
 def outcome(network_time, default_time, gap_rule_time, network_covered, gap_rule_covered, cal_scores, test_scores,
@@ -88,16 +88,19 @@ def test_a_side_condition_in_doubt_leaves_a_clear_speed_up_inconclusive_and_a_cl
 
 
 def test_a_profile_that_does_not_decide_reports_numbers_only():
-    online = [{"agree": True, "online_time_s": 1.0, "replay_time_s": 1.0},
-              {"agree": False, "online_time_s": 3.0, "replay_time_s": 1.0}]
+    online = [{"agree": True, "stop_time_agrees": False, "online_time_s": 1.0, "replay_time_s": 1.0},
+              {"agree": False, "stop_time_agrees": False, "online_time_s": 3.0, "replay_time_s": 1.0}]
     data = sample(n=2)
     data["summary"]["tau"] = math.inf
-    claims = family_claims("gisp", data, online, **GATES, decide_claims=False)
+    left_out = {"train": 1, "cal": 2, "test": 0}
+    claims = family_claims("gisp", data, online, **(GATES | {"unproved": left_out}), decide_claims=False)
     assert words(claims) == ["undecided"] * 3 and all(c.verdict.interval is None for c in claims)
     assert [c.id for c in claims] == ["C1-gisp", "C2-gisp", "C3-gisp"]
     assert claims[0].details["tau"] == "inf", "a non-finite tau is written as a string (JSON has no inf)"
     assert claims[1].details["online_replay_agreement"] == pytest.approx(0.5)
     assert claims[1].details["online_over_replay_time"] == pytest.approx(2.0), "stop times compared, not only objectives"
+    assert claims[1].details["online_stop_time_agreement"] == 0.0
+    assert all(c.details["unproved_left_out"] == left_out for c in claims), "unproved solves are counted, never silently"
 
 
 def test_verdicts_are_reproducible():
