@@ -6,7 +6,6 @@ drift from the results it quotes. The prose around it (what the numbers mean) st
 """
 from __future__ import annotations
 
-import json
 from functools import partial
 from pathlib import Path
 

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from tasks.core.claims import (Claim, Gate, Verdict, all_hold, bootstrap_interval, decide, exact, median_interval,
-                               on_interval, on_timings, t_interval)
+from tasks.core.claims import (Claim, Gate, Verdict, all_hold, bootstrap_interval, decide, exact, on_interval,
+                               on_timings, t_interval)
 from tasks.core.seeding import derive_seed
 
 from .experiments import rl_settings

@@ -7,8 +7,8 @@ import statistics
 
 import numpy as np
 
-from tasks.core.claims import (Claim, Gate, Interval, Verdict, all_hold, bootstrap_interval, decide, exact,
-                               median_interval, on_interval, on_timings)
+from tasks.core.claims import (Claim, Gate, Interval, Verdict, all_hold, bootstrap_interval, decide, exact, on_interval,
+                               on_timings)
 from tasks.core.seeding import derive_seed
 from tasks.lm.speculative import accept_sampled, expected_tokens
 
