@@ -19,7 +19,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet -r requirements.lock
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
-	$(BIN)/python -m tasks.sync.aot  # se3_sync's DQ kernels compiled ahead of time (one-shot solves skip numba's JIT)
+	$(BIN)/python -m tasks.sync.aot  # the DQ kernels compiled ahead of time (tasks/sync/aot.py: one-shot solves skip numba's JIT)
 	touch $(STAMP)
 
 # Reproduce every registered paper at PROFILE, print the claims table and where to browse.

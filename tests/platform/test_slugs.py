@@ -14,7 +14,8 @@ from tests.conftest import ROOT
 METHOD_NAMES = ("tasks/comparison/random_search.py", "tasks/optim/__init__.py", "tasks/optim/registry.py",
                 "tasks/optim/limuon.py", "tasks/zeroth/*.py")
 SELF = "tests/platform/test_slugs.py"  # it lists the method modules above by path
-DERIVED = ("README.md", "dvc.yaml", "dvc.lock", "prefect.yaml", "reports/claims.md", "reports/index.html", "stages/*/dvc.yaml", "stages/*/dvc.lock")
+DERIVED = ("README.md", "dvc.yaml", "dvc.lock", "prefect.yaml", "reports/claims.md", "reports/index.html",
+           "benchmarks/results/*", "stages/*/dvc.yaml", "stages/*/dvc.lock")
 OWN = ("flows/{}/*", "stages/{}/*", "data/{}/*", "tests/papers/{}/*", "tests/integration/test_{}_pipeline.py",
        "benchmarks/{}*.py")
 
