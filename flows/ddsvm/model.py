@@ -6,6 +6,7 @@ Heads: linear (CE and DDSVM) or cosine (logits = s cos(z, v_k), the normalised-s
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass
 
 import torch
@@ -88,9 +89,14 @@ class Network(nn.Module):
         return z, self.head(z)
 
 
+# torch's default generator is one per process: threads of the thread task runner take turns seeding it, or one
+# thread's draws land between another's seed and its weights.
+_DEFAULT_GENERATOR = threading.Lock()
+
+
 def build_network(architecture: Architecture, seed: int) -> Network:
     """The network with weights drawn from `seed` alone (the global torch generator is left as it was). The
     backbone is built first, so every head gets the same backbone weights from the same seed."""
-    with torch.random.fork_rng(devices=[]):
+    with _DEFAULT_GENERATOR, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return Network(architecture)

@@ -83,3 +83,19 @@ def test_model_file_round_trip(split, tmp_path):
     (tmp_path / "text.safetensors").write_text("hello")
     with pytest.raises(InputError, match="not a safetensors file"):
         load_model(tmp_path / "text.safetensors")
+
+
+def test_networks_built_in_threads_at_once_equal_those_built_one_at_a_time():
+    """The thread task runner builds networks concurrently: each still gets its seed's weights alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from flows.ddsvm.model import build_network
+
+    def weights(seed: int) -> list[torch.Tensor]:
+        return [p.detach().clone() for p in build_network(ARCH, seed).parameters()]
+
+    seeds = list(range(16)) * 4
+    alone = {seed: weights(seed) for seed in set(seeds)}
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(weights, seeds))
+    assert all(all(torch.equal(a, b) for a, b in zip(alone[seed], found)) for seed, found in zip(seeds, together))
