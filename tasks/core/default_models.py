@@ -9,11 +9,12 @@ Standard library only: the commands import it before their heavy libraries.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+
+from tasks.core.io import file_md5
 
 FOLDER = "default_models"  # the output a stage declared with `models=True` writes (git keeps it)
 BUDGET_BYTES = 8_000_000  # per paper: what git keeps of its default models (tests/platform/test_committed_results.py)
@@ -34,14 +35,6 @@ class DefaultModel:
                 f"commit {self.commit[:10]}{tree}){toy}")
 
 
-def _md5(path: Path) -> str:
-    digest = hashlib.md5()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def write_default_models(folder: Path, paper: str, models: dict[str, Path], profile: str, commit: str,
                          dirty: bool, run_id: str) -> None:
     """Copy each model file (registered name -> its staged file) into `folder` with its provenance."""
@@ -54,7 +47,7 @@ def write_default_models(folder: Path, paper: str, models: dict[str, Path], prof
         target = folder / f"{name}{source.suffix}"
         shutil.copyfile(source, target)
         provenance = {"model": name, "file": target.name, "paper": paper, "profile": profile, "commit": commit,
-                      "git_dirty": dirty, "mlflow_run_id": run_id, "md5": _md5(target)}
+                      "git_dirty": dirty, "mlflow_run_id": run_id, "md5": file_md5(target)}
         (folder / f"{name}.json").write_text(json.dumps(provenance, indent=2) + "\n")
 
 
@@ -68,7 +61,7 @@ def committed_default(root: Path, name: str) -> DefaultModel | None:
     try:
         provenance = json.loads((folder / f"{name}.json").read_text())
         path = folder / provenance["file"]
-        if Path(provenance["file"]).name != provenance["file"] or _md5(path) != provenance["md5"]:
+        if Path(provenance["file"]).name != provenance["file"] or file_md5(path) != provenance["md5"]:
             return None
         return DefaultModel(name, path, str(provenance["profile"]), str(provenance["commit"]),
                             bool(provenance["git_dirty"]))
