@@ -36,7 +36,7 @@ def images(upsample: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 def architecture(training: Training, method: MethodParams) -> Architecture:
     side = 8 * training.upsample
-    return Architecture("conv", (1, side, side), training.feature_dim, N_CLASSES,
+    return Architecture(training.backbone, (1, side, side), training.feature_dim, N_CLASSES,
                         head="cosine" if method.loss == "cosine" else "linear", width=training.width,
                         cosine_scale=training.cosine_scale)
 

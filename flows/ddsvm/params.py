@@ -32,12 +32,13 @@ class Sweep(BaseParams):
 
 
 class Training(BaseParams):
+    backbone: Literal["conv", "resnet"] = "conv"  # the spec's small CNN, or the small ResNet of the full profile
     epochs: int = Field(ge=1)
     lr: Positive
     weight_decay: float = Field(ge=0)
     svm_C: Positive
     feature_dim: int = Field(ge=2)
-    width: int = Field(ge=1)  # channels of the first conv (the second has twice as many)
+    width: int = Field(ge=1)  # channels of the first conv (the next have twice as many; a ResNet doubles per stage)
     cosine_scale: Positive
     augment_shift: int = Field(ge=0)
     upsample: int = Field(ge=1)  # images enlarged by this factor (bilinear) before the backbone
@@ -46,6 +47,7 @@ class Training(BaseParams):
 class Params(BaseParams):
     seed: int = Field(ge=0)
     gate_k: int  # the k whose sweep decides the claims
+    trend_ks: list[int] = []  # the k's whose gains C5 fits a trend to (none: C5 is not run)
     sweeps: list[Sweep] = Field(min_length=1)
     methods: dict[str, MethodParams]
     training: Training
@@ -61,6 +63,10 @@ class Params(BaseParams):
         gate = [s for s in self.sweeps if s.k == self.gate_k]
         if len(gate) != 1 or not {CE, DDSVM} <= set(gate[0].methods):
             raise ValueError(f"gate_k: needs exactly one sweep with k = {self.gate_k} that runs {CE!r} and {DDSVM!r}")
+        both = {s.k for s in self.sweeps if {CE, DDSVM} <= set(s.methods)}
+        missing = [k for k in self.trend_ks if k not in both]
+        if missing:
+            raise ValueError(f"trend_ks: {missing} need a sweep that runs {CE!r} and {DDSVM!r}")
         if len({s.k for s in self.sweeps}) != len(self.sweeps):
             raise ValueError("sweeps: one sweep per k")
         for name, fixed in ((CE, "ce"), (COSINE, "cosine"), (DDSVM, "ddsvm")):

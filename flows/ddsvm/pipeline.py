@@ -2,7 +2,7 @@
 
 Stages: generate (paired data-scarce splits of the digits, k images per class per seed), train (every method of
 every sweep on each split, on worker processes; models as safetensors), evaluate (test errors of both read-outs,
-training-feature margins, claims C1-C4, plots).
+training-feature margins, claims C1-C5, plots).
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
              **evaluate_run(splits / split_name(k, s), models, run_label(method, k, s), x, y)}
             for method, k, s in runs(params)]
     ks = [sweep.k for sweep in params.sweeps]
-    checked = paper_claims(rows, params.gate_k, ks, params.decide_claims, params.seed)
+    checked = paper_claims(rows, params.gate_k, ks, params.trend_ks, params.decide_claims, params.seed)
     gate = params.gate_k
     headline = {f"{m}.{r}": float(by_seed(rows, m, gate, f"{r}_error").mean())
                 for m, r in ((CE, "head"), (CE, "svm"), (DDSVM, "svm"), (DDSVM, "head"))}
@@ -102,6 +102,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
     gate_methods = next(s.methods for s in params.sweeps if s.k == gate)
     plots.errors_by_method(rows, gate, gate_methods, folder / "errors_by_method.png")
     plots.errors_by_k(rows, sorted(ks), [CE, DDSVM], folder / "errors_by_k.png")
+    plots.gains_by_k(rows, sorted(ks), folder / "gains_by_k.png")
     plots.margins_along_training(rows, gate, DDSVM, CE, folder / "margins.png")
     ddsvm_log = next(r["log"] for r in rows if r["method"] == DDSVM and r["k"] == gate and r["seed"] == 0)
     curves = {f"k{gate}.s0.ddsvm.{key}": [(row["epoch"], row[key]) for row in ddsvm_log if key in row]

@@ -1,5 +1,5 @@
-"""ddsvm plots: test error per method and read-out at the gated k, error against k, and the SVM margins of the
-training features along DDSVM's refits."""
+"""ddsvm plots: test error per method and read-out at the gated k, error and DDSVM's gain against k, and the SVM
+margins of the training features along DDSVM's refits."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +8,8 @@ import numpy as np
 
 from tasks.core.plotting import new_figure, save
 
-from .claims import by_seed
+from .claims import by_seed, paired, relative_gain
+from .params import CE, DDSVM
 
 
 def errors_by_method(rows: list[dict], k: int, methods: list[str], path: Path) -> Path:
@@ -31,6 +32,20 @@ def errors_by_k(rows: list[dict], ks: list[int], methods: list[str], path: Path)
             points = [(k, v.mean()) for k, v in points if len(v)]
             if points:
                 ax.plot(*zip(*points), style, marker="o", label=f"{method} ({readout.removesuffix('_error')})")
+    ax.legend(fontsize=7)
+    return save(fig, path)
+
+
+def gains_by_k(rows: list[dict], ks: list[int], path: Path) -> Path:
+    """DDSVM's relative error reduction against CE at the same read-out (C5's gain), per k."""
+    fig, ax = new_figure("DDSVM's relative error reduction against CE, same read-out", "k", "error reduction (%)",
+                         logx=True)
+    for readout, style in (("svm_error", "-"), ("head_error", "--")):
+        groups = [(k, paired(rows, k, (DDSVM, readout), (CE, readout))) for k in ks]
+        points = [(k, relative_gain(pairs)) for k, pairs in groups if len(pairs)]
+        if points:
+            ax.plot(*zip(*points), style, marker="o", label=f"{readout.removesuffix('_error')} vs {readout.removesuffix('_error')}")
+    ax.axhline(0, color="grey", lw=0.5)
     ax.legend(fontsize=7)
     return save(fig, path)
 

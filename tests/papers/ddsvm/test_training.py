@@ -99,3 +99,20 @@ def test_networks_built_in_threads_at_once_equal_those_built_one_at_a_time():
     with ThreadPoolExecutor(8) as pool:
         together = list(pool.map(weights, seeds))
     assert all(all(torch.equal(a, b) for a, b in zip(alone[seed], found)) for seed, found in zip(seeds, together))
+
+
+def test_the_small_resnet_trains_saves_and_keeps_lambda_zero_as_ce(split, tmp_path):
+    """The full profile's backbone: features of dimension D, BatchNorm statistics saved with the weights (the
+    reloaded model predicts the same), and lam = 0 still CE bit for bit (the refits run in eval mode)."""
+    x, y, test = split
+    resnet = Architecture("resnet", (1, 8, 8), 16, 10, width=4)
+    ce = train_network(x, y, resnet, TrainConfig("ce", epochs=2), seed=2)
+    ddsvm = train_network(x, y, resnet, TrainConfig("ddsvm", epochs=2, lam=0.0), seed=2)
+    assert same_weights(ce.network, ddsvm.network)
+    batchnorm = ce.network.backbone.stem[1]
+    assert batchnorm.num_batches_tracked.item() == 2 and not torch.allclose(batchnorm.running_mean, torch.zeros(4))
+    assert ce.network.eval()(test[:5])[0].shape == (5, 16)
+    saved = load_model(save_model(tmp_path / "r.safetensors", ce.network, ce.svm))
+    for readout in ("head", "svm"):
+        np.testing.assert_array_equal(predict(saved.network, saved.svm, test)[readout],
+                                      predict(ce.network, ce.svm, test)[readout])
