@@ -317,5 +317,6 @@ def optimize_command(
                     f" -> {out}")
     if verify:
         v = summary["verified"]
-        console().print(f"LBM: Cd {v['cd_base']:.4f} -> {v['cd_opt']:.4f} (base A_ref), verified reduction "
-                        f"{100 * v['verified_reduction']:+.1f}%, success {v['success']}")
+        console().print(f"LBM: Cd {v['cd_base']:.4f} -> {v['cd_opt']:.4f} (base A_ref: drag force), verified reduction "
+                        f"{100 * v['verified_reduction']:+.1f}%, success {v['success']}; Cd at its own A_ref "
+                        f"{v['cd_opt_own_aref']:.4f} ({100 * v['verified_reduction_own_aref']:+.1f}%)")

@@ -98,7 +98,8 @@ class Surrogate(BaseParams):
     """The point-cloud surrogates: UniDrag and Transolver (claim C1) train with `seeds` seeds, the
     other `kinds` and the `ablations` with `baseline_seeds` (same seeds and step budget for every
     kind); `steps` is the most steps, with early stopping on validation R^2_Cd every `eval_every`
-    steps after `patience` evaluations without a new best (0: train all steps); `gbt` adds the
+    steps after `patience` evaluations without a new best of the median of the last `smooth_window`
+    evaluations (patience 0: train all steps; the best evaluation's weights kept); `gbt` adds the
     generator-parameter trees; `bootstrap` resamples of the test set give the R^2 intervals."""
 
     d: int = Field(ge=1)
@@ -113,6 +114,7 @@ class Surrogate(BaseParams):
     pcgrad_every: int = Field(ge=1)
     eval_every: int = Field(ge=0)
     patience: int = Field(ge=0)
+    smooth_window: int = Field(ge=1)
     seeds: int = Field(ge=1)
     baseline_seeds: int = Field(ge=1)
     kinds: list[Literal["unidrag", "transolver", "pointnet"]]

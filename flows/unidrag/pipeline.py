@@ -76,7 +76,7 @@ def train_config(surrogate: Surrogate, kind: str, seed: int, sampling: Sampling,
                        batch=surrogate.batch, surface_points=sampling.surface_points,
                        volume_points=sampling.volume_points, profile_bins=bins, pcgrad_scope=surrogate.pcgrad_scope,
                        pcgrad_every=surrogate.pcgrad_every, eval_every=surrogate.eval_every,
-                       patience=surrogate.patience, seed=seed)
+                       patience=surrogate.patience, smooth_window=surrogate.smooth_window, seed=seed)
 
 
 def optim_settings(optimisation: Optimisation, method: str, sampling: Sampling, seed: int) -> OptimSettings:
@@ -150,7 +150,7 @@ def train_model(kind: str, seed_number: int, seed: int, params: Params, dataset:
     return {"kind": kind, "seed_number": seed_number, "seed": seed, "seconds": h["seconds"],
             "seconds_per_step": h["seconds_per_step"], "shapes_per_second": config.batch / h["seconds_per_step"],
             "final_loss": float(np.mean(h["loss"][-10:])), "val": h.get("val"), "steps_run": h["steps_run"],
-            "best_step": h.get("best_step"), "val_curve": h.get("val_curve"),
+            "best_step": h.get("best_step"), "val_curve": h.get("val_curve"), "smoothed_curve": h.get("smoothed_curve"),
             "pcgrad_conflict_rate": float(np.mean(conflicts)) if conflicts else None,
             "gate_usage": h["gate_usage"][-1] if h["gate_usage"] else None,
             "curves": {m: h[m] for m in ("loss", "surface_cp", "volume", "cd", "profile")}}
@@ -281,6 +281,8 @@ def calibrate(params: Params, context: StageContext) -> StageReport:
     for method in params.optimisation.methods:
         mine = [v for v in verified if v["method"] == method]
         metrics |= {f"{method}.mean_verified_reduction": float(np.mean([v["verified_reduction"] for v in mine])),
+                    f"{method}.mean_verified_reduction_own_aref":
+                        float(np.mean([v["verified_reduction_own_aref"] for v in mine])),
                     f"{method}.success_rate": float(np.mean([v["success"] for v in mine]))}
     return StageReport(metrics=metrics)
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import fused_boundaries as bc
 from .faces import parabolic_profile, ramped_speed
-from .fused_kernel import coefficients, compiled_solver
+from .fused_kernel import compiled_solver, kernel_coefficients
 from .lattice import get_lattice
 from .lbm_setup import Body, LBMResult, LBMSetup, assemble_result, batch_geometry, relaxation_time
 
@@ -100,7 +100,7 @@ def run_fused(setup: LBMSetup, bodies: Sequence[Body]) -> LBMResult:
 
     buffers = np.empty((2, q, size), dtype=dtype)
     buffers[:] = lattice.w.astype(dtype)[:, None]
-    coef = coefficients(setup.lattice, setup.collision, 1.0 / relaxation_time(setup), dtype)
+    coef = kernel_coefficients(setup.lattice, setup.collision, 1.0 / relaxation_time(setup), dtype)
     speeds = ramped_speeds(setup)
     forces = np.zeros((setup.steps, n_bodies, dim))
     profile = np.zeros(n_bodies * setup.profile_bins)

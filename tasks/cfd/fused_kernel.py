@@ -11,7 +11,11 @@ entries of A and B left out; every direction its own array argument, declared no
 guarantee LLVM would need 2 Q^2 run-time overlap checks and gives up); row slices indexed from 0
 (an index that might be negative costs a wrap-around select); error_model="numpy" (the
 ZeroDivisionError check of 1 / rho is an early exit, which blocks vectorisation).
-Coefficients come in as an array, so one compiled kernel serves every tau. The generated module
+Coefficients come in as an array, so one compiled kernel serves every tau (`kernel_coefficients`). D3Q19 BGK
+uses the pair form (`pair_update_lines`): opposite directions share the even part of the equilibrium and differ
+in the sign of the odd part, which takes a quarter fewer vector operations and fewer live coefficients than the
+matrix form's 118 products (issue 42); D2Q9 and the other collisions keep the matrix form (the data set's labels
+are computed with it, and the CUDA kernel uses it for every lattice). The generated module
 is written to a cache folder and compiled with `cache=True`: a new worker process loads it. The
 same module holds the compiled time loop that calls the kernel and the boundary conditions.
 """
@@ -132,6 +136,68 @@ def node_update_lines(lattice_name: str, collision: str, averaging: bool, load: 
     return body
 
 
+PAIR_FORM = {("D3Q19", "bgk")}  # (lattice, collision) whose CPU kernel uses pair_update_lines
+
+
+def pair_weights(lattice_name: str) -> list[float]:
+    """The lattice's distinct weights, largest first (rest, axis, diagonal)."""
+    distinct: dict[float, float] = {}
+    for w in get_lattice(lattice_name).w:
+        distinct.setdefault(round(float(w), 12), float(w))
+    return sorted(distinct.values(), reverse=True)
+
+
+def pair_coefficients(lattice_name: str, omega: float, dtype: np.dtype) -> np.ndarray:
+    """The pair form's coefficient array: 1 - omega, omega w_k for each distinct weight, then 3, 4.5, 1.5, 1 (as
+    array entries, so that the kernel's arithmetic stays in the buffers' precision)."""
+    return np.array([1.0 - omega, *(omega * w for w in pair_weights(lattice_name)), 3.0, 4.5, 1.5, 1.0]).astype(dtype)
+
+
+def kernel_coefficients(lattice_name: str, collision: str, omega: float, dtype: np.dtype) -> np.ndarray:
+    """The coefficient array of the CPU kernel that compiled_solver generates for this lattice and collision."""
+    if (lattice_name, collision) in PAIR_FORM:
+        return pair_coefficients(lattice_name, omega, dtype)
+    return coefficients(lattice_name, collision, omega, dtype)
+
+
+def pair_coefficient_lines(lattice_name: str) -> list[str]:
+    """The pair form's coefficients by name: om1 = 1 - omega, ow<k> = omega w_k, k3, k45, k15, one."""
+    n_weights = len(pair_weights(lattice_name))
+    return (["om1 = coef[0]"] + [f"ow{k} = coef[{1 + k}]" for k in range(n_weights)]
+            + [f"{name} = coef[{n_weights + 1 + k}]" for k, name in enumerate(("k3", "k45", "k15", "one"))])
+
+
+def pair_update_lines(lattice_name: str, averaging: bool, load: str = "src{i}[n]", store: str = "dst{i}[n]",
+                      rho_sum: str = "rs[n]", u_sum: str = "us{a}[n]") -> list[str]:
+    """BGK's node update in pair form (same arguments as node_update_lines; coefficients of pair_coefficients):
+    f*_i = (1 - omega) f_i + E_i + O_i and f*_opp(i) = (1 - omega) f_opp(i) + E_i - O_i, with
+    E_i = omega w_i rho (1 + 4.5 (c_i.u)^2 - 1.5 u^2) and O_i = 3 omega w_i rho c_i.u: the same f* as the matrix
+    form up to rounding."""
+    lattice = get_lattice(lattice_name)
+    q, dim, c, weights = lattice.q, lattice.dim, lattice.c, pair_weights(lattice_name)
+    body = [f"f{i} = {load.format(i=i)}" for i in range(q)]
+    body.append("rho = " + " + ".join(f"f{i}" for i in range(q)))
+    body += [f"j{a} = " + _signed_sum([(int(c[i, a]), f"f{i}") for i in range(q)]) for a in range(dim)]
+    body.append("inv = one / rho")
+    body += [f"u{a} = j{a} * inv" for a in range(dim)]
+    body.append("base = one - k15 * (" + " + ".join(f"u{a} * u{a}" for a in range(dim)) + ")")
+    body += [f"r{k} = ow{k} * rho" for k in range(len(weights))]
+    for i in range(q):
+        k, opposite = [round(w, 12) for w in weights].index(round(float(lattice.w[i]), 12)), int(lattice.opposite[i])
+        if not c[i].any():
+            body.append(f"{store.format(i=i)} = om1 * f{i} + r{k} * base")
+        elif i < opposite:
+            body.append(f"cu{i} = " + _signed_sum([(int(c[i, a]), f"u{a}") for a in range(dim)]))
+            body.append(f"e{i} = r{k} * (base + k45 * cu{i} * cu{i})")
+            body.append(f"d{i} = r{k} * k3 * cu{i}")
+            body.append(f"{store.format(i=i)} = om1 * f{i} + e{i} + d{i}")
+            body.append(f"{store.format(i=opposite)} = om1 * f{opposite} + e{i} - d{i}")
+    if averaging:
+        body.append(f"{rho_sum} += rho")
+        body += [f"{u_sum.format(a=a)} += u{a}" for a in range(dim)]
+    return body
+
+
 def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
     """Python source of `step(f_0..f_Q-1, g_0..g_Q-1, rho_sum, u_0..u_D-1, start, stop, offsets, coef)`:
     f_i, g_i the direction rows of the two buffers; nodes start..stop-1 collide and push by
@@ -141,16 +207,19 @@ def kernel_source(lattice_name: str, collision: str, averaging: bool) -> str:
     lattice = get_lattice(lattice_name)
     q, dim = lattice.q, lattice.dim
     arrays = [f"f{i}_" for i in range(q)] + [f"g{i}_" for i in range(q)] + ["rho_sum"] + [f"u{a}_" for a in range(dim)]
+    pair_form = (lattice_name, collision) in PAIR_FORM
+    coefficient = pair_coefficient_lines(lattice_name) if pair_form else coefficient_lines(lattice_name, collision)
+    update = pair_update_lines(lattice_name, averaging) if pair_form else node_update_lines(lattice_name, collision, averaging)
     lines = [f"def step({', '.join(arrays)}, start, stop, offsets, coef):"]
     lines += [f"    o{i} = offsets[{i}]" for i in range(q)]
-    lines += [f"    {line}" for line in coefficient_lines(lattice_name, collision)]
+    lines += [f"    {line}" for line in coefficient]
     lines += [f"    src{i} = f{i}_[start:stop]" for i in range(q)]
     lines += [f"    dst{i} = g{i}_[start + o{i}:stop + o{i}]" for i in range(q)]
     if averaging:
         lines += ["    rs = rho_sum[start:stop]"]
         lines += [f"    us{a} = u{a}_[start:stop]" for a in range(dim)]
     lines.append("    for n in range(stop - start):")
-    lines += [f"        {line}" for line in node_update_lines(lattice_name, collision, averaging)]
+    lines += [f"        {line}" for line in update]
     return "\n".join(lines) + "\n"
 
 

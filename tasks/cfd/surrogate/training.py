@@ -74,6 +74,7 @@ class TrainConfig(Params):
     pcgrad_every: int = Field(default=1, ge=1)
     eval_every: int = Field(default=0, ge=0)
     patience: int = Field(default=0, ge=0)
+    smooth_window: int = Field(default=1, ge=1)
     seed: int = 0
 
     @model_validator(mode="after")
@@ -216,13 +217,15 @@ def train_surrogate(config: TrainConfig, build: ModelBuilder, train: list[Sample
                     standardizer: Standardizer) -> TrainedSurrogate:
     """Up to config.steps AdamW steps of the network `build` makes (after seeding its initialisation)
     on `train` (one torch thread, deterministic for a given config and builder), with early stopping
-    on R^2_Cd of `val` when config.eval_every > 0 and `val` is not empty.
+    on R^2_Cd of `val` when config.eval_every > 0 and `val` is not empty (EarlyStopping: patience counted on the
+    median of the last config.smooth_window evaluations, the best evaluation's weights kept).
 
     history: per step `loss` (the plain sum of the four standardized MSEs), `surface_cp`, `volume`,
     `cd`, `profile` (each modality's MSE), `lr`, `conflict_rate` (PCGrad's conflicting pairs / pairs
     checked; nan on steps without PCGrad), `gate_usage` ([4][E] mean gate probability per modality,
     models that report it only); and `seconds`, `seconds_per_step`, `steps_run`, `val_curve` ([step, val
-    R^2_Cd] per evaluation), `best_step` (the weights kept), `val` (metrics() on `val`, if any)."""
+    R^2_Cd] per evaluation), `smoothed_curve` ([step, the stopping rule's median]), `best_step` (the weights kept),
+    `val` (metrics() on `val`, if any)."""
     single_torch_thread()
     torch.manual_seed(derive_seed(config.seed, "init"))
     model = build(config)
@@ -234,7 +237,7 @@ def train_surrogate(config: TrainConfig, build: ModelBuilder, train: list[Sample
     projection = torch.Generator().manual_seed(derive_seed(config.seed, "pcgrad"))
     shared = pcgrad_parameters(model, config.pcgrad_scope) if config.mpl else []
     history = {k: [] for k in ("loss", "surface_cp", "volume", "cd", "profile", "lr", "conflict_rate", "gate_usage")}
-    stopping = EarlyStopping(config.patience) if config.eval_every and val else None
+    stopping = EarlyStopping(config.patience, config.smooth_window) if config.eval_every and val else None
     started = time.perf_counter()
     model.train()
     steps_run = 0
@@ -265,7 +268,8 @@ def train_surrogate(config: TrainConfig, build: ModelBuilder, train: list[Sample
     history |= {"seconds": seconds, "seconds_per_step": seconds / steps_run, "steps_run": steps_run}
     if stopping is not None:
         model.load_state_dict(stopping.best_state)
-        history |= {"val_curve": stopping.curve, "best_step": stopping.best_step}
+        history |= {"val_curve": stopping.curve, "smoothed_curve": stopping.smoothed_curve,
+                    "best_step": stopping.best_step}
     trained = TrainedSurrogate(config, model.eval(), standardizer, history)
     if val:
         history["val"] = metrics(trained, val)
@@ -273,18 +277,30 @@ def train_surrogate(config: TrainConfig, build: ModelBuilder, train: list[Sample
 
 
 class EarlyStopping:
-    """Best validation score so far, its weights, and whether `patience` evaluations passed without
-    a better one (patience 0: never stop early)."""
+    """The best validation score so far and its weights (the weights kept), and whether `patience` evaluations
+    passed without a new best of the smoothed score, the median of the last `window` scores (counted from the
+    window-th evaluation on; window 1: the score itself). With a window of 3 or more one outlying evaluation is never
+    the median, so a single validation spike cannot set a best that the evaluations after it must beat
+    (patience 0: never stop early)."""
 
-    def __init__(self, patience: int):
-        self.patience, self.curve, self.best_step, self.best_state = patience, [], 0, None
-        self.best_score, self.waited = -math.inf, 0
+    def __init__(self, patience: int, window: int = 1):
+        if window < 1:
+            raise ValueError(f"window: must be >= 1, got {window}")
+        self.patience, self.window, self.curve, self.smoothed_curve = patience, window, [], []
+        self.best_step, self.best_state, self.best_score = 0, None, -math.inf
+        self.best_smoothed, self.waited = -math.inf, 0
 
     def update(self, step: int, score: float, model: nn.Module) -> bool:
         self.curve.append([step, score])
         if score > self.best_score:
-            self.best_score, self.best_step, self.waited = score, step, 0
+            self.best_score, self.best_step = score, step
             self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        if len(self.curve) < self.window:  # a median of fewer scores could be a spike (the max of two)
+            return False
+        smoothed = float(np.median([s for _, s in self.curve[-self.window:]]))
+        self.smoothed_curve.append([step, smoothed])
+        if smoothed > self.best_smoothed:
+            self.best_smoothed, self.waited = smoothed, 0
             return False
         self.waited += 1
         return 0 < self.patience <= self.waited
