@@ -9,7 +9,9 @@ the peft integration) against peft's LoRA (stages/balora/README.md).
 - experiments.py: the stages' recipes: testbeds A (synthetic convergence) and B (Hessian conditioning at the end
   points); testbed C's base model and fine-tuning runs.
 - corpus.py: testbed C's stdlib corpora (code for pre-training, docstrings for fine-tuning).
-- finetune.py: one LoRA / BaLoRA fine-tuning run of a peft model.
+- finetune.py: one LoRA / BaLoRA fine-tuning run of a peft model (validation and test losses, the left factors'
+  change per projection).
+- timing.py: C4's alternated step timings on a larger seeded base, repeated.
 - summaries.py, claims.py, plots.py: the summaries, claims C1-C4 and figures.
 - cli.py: `papers balora finetune` on a user's saved tiny LM and text.
 """

@@ -2,7 +2,8 @@
 
 The stdlib *.py files (no test folders, no site-packages) split in two halves by a stable hash of the relative
 path: pre-training text = the source code of half 1; fine-tuning text = the docstrings (module, class, function)
-of half 2 (a shift from code to English prose); its validation = the files of half 2 whose hash puts them in 10%.
+of half 2 (a shift from code to English prose); its validation (where the grid point is chosen) = the files of
+half 2 in one 10% hash bucket, its test split (the numbers reported, never used to choose) = the files of another.
 Characters outside the corpus vocabulary become '?' (tasks.train.corpus.encode).
 """
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 import numpy as np
 
 SKIP_DIRS = {"test", "tests", "idle_test", "site-packages", "__pycache__"}
+CORPORA = ("pretrain", "finetune_train", "finetune_val", "finetune_test")
+HELD_OUT_BUCKETS = {0: "finetune_val", 1: "finetune_test"}  # of the 10 hash buckets of half 2's files
 
 
 def _bucket(relative: str, salt: str, buckets: int) -> int:
@@ -42,9 +45,12 @@ def docstrings(source: str) -> list[str]:
 
 
 def build_corpora(pretrain_chars: int, finetune_chars: int) -> dict[str, str]:
-    """{"pretrain", "finetune_train", "finetune_val"} texts, each capped (files taken in path order)."""
-    texts = {"pretrain": [], "finetune_train": [], "finetune_val": []}
-    caps = {"pretrain": pretrain_chars, "finetune_train": finetune_chars, "finetune_val": max(1, finetune_chars // 9)}
+    """{"pretrain", "finetune_train", "finetune_val", "finetune_test"} texts, each capped (files taken in path
+    order)."""
+    texts = {name: [] for name in CORPORA}
+    held_out = max(1, finetune_chars // 9)
+    caps = {"pretrain": pretrain_chars, "finetune_train": finetune_chars, "finetune_val": held_out,
+            "finetune_test": held_out}
     sizes = dict.fromkeys(texts, 0)
     for relative, path in stdlib_files():
         if all(sizes[k] >= caps[k] for k in texts):
@@ -56,15 +62,12 @@ def build_corpora(pretrain_chars: int, finetune_chars: int) -> dict[str, str]:
         if _bucket(relative, "half", 2) == 0:
             key, text = "pretrain", source
         else:
-            key = "finetune_val" if _bucket(relative, "val", 10) == 0 else "finetune_train"
+            key = HELD_OUT_BUCKETS.get(_bucket(relative, "val", 10), "finetune_train")
             text = "\n\n".join(docstrings(source))
         if text and sizes[key] < caps[key]:
             texts[key].append(text + "\n\n")
             sizes[key] += len(text) + 2
     return {k: "".join(v)[: caps[k]] for k, v in texts.items()}
-
-
-CORPORA = ("pretrain", "finetune_train", "finetune_val")
 
 
 def save_corpora(texts: dict[str, str], folder: Path) -> dict:

@@ -89,12 +89,16 @@ def train_base(params: Params, generated: Path, out: Path, seed: int) -> list[fl
 
 
 def finetune_run(params: Params, generated: Path, base_folder: Path, method: str, lr: float, scale: float,
-                 seed: int, val_seed: int) -> dict:
+                 seed: int, eval_seed: int) -> dict:
+    """One fine-tuning run, evaluated on the validation windows (`final_eval`: the grid point is chosen on it) and
+    on the test windows (`final_test`: the numbers reported), both fixed draws from `eval_seed`."""
     base, _, config = load_model(base_folder)
     f = params.finetune
-    val = fixed_windows(load_ids(generated, "finetune_val"), config.context, f.eval_windows, val_seed)
+    val, test = (fixed_windows(load_ids(generated, name), config.context, f.eval_windows, eval_seed)
+                 for name in ("finetune_val", "finetune_test"))
     setting = FinetuneSetting(method, f.rank, lr, scale, f.steps, f.batch, config.context, f.eval_every)
-    result = finetune(copy.deepcopy(base), load_ids(generated, "finetune_train"), val, setting, seed)
-    return {"method": method, "lr": lr, "scale": scale, "evals": result["evals"],
-            "final_eval": result["evals"][-1][1], "step_times": result["step_times"],
-            "train_losses": result["train_losses"]}
+    result = finetune(copy.deepcopy(base), load_ids(generated, "finetune_train"), val, setting, seed, test)
+    return {"method": method, "lr": lr, "scale": scale, "evals": result["evals"], "final_eval": result["evals"][-1][1],
+            "test_evals": result["test_evals"], "final_test": result["test_evals"][-1][1],
+            "step_times": result["step_times"], "train_losses": result["train_losses"],
+            "left_change_median": result["left_change_median"]}

@@ -9,7 +9,7 @@ from tasks.core.params import Params as BaseParams
 from tasks.lm.params import TinyLMParams
 
 Positive = Annotated[float, Field(gt=0)]
-Method = Literal["lora", "balora", "balora_aligned"]
+Method = Literal["lora", "balora", "balora_aligned"]  # balora_lapack is for the tests' re-basing check only
 
 
 class LrGrid(BaseParams):
@@ -70,7 +70,6 @@ class FinetuneParams(BaseParams):
     lrs: list[Positive] = Field(min_length=1)
     scales: list[Positive] = Field(min_length=1)
     best_seeds: int = Field(ge=1)
-    timing_steps: int = Field(ge=1)  # C4: LoRA and BaLoRA steps timed alternately in one process
     methods: list[Method] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -78,6 +77,16 @@ class FinetuneParams(BaseParams):
         if not {"lora", "balora"} <= set(self.methods):
             raise ValueError(f"methods: must include lora and balora (the claims compare them), got {self.methods}")
         return self
+
+
+class TimingParams(BaseParams):
+    """C4: every method stepping alternately in one process from copies of a seeded `model` (larger than testbed C's,
+    so that a step is not dominated by fixed per-call costs), `steps` timed steps per repeat, `repeats` repeats."""
+
+    model: TinyLMParams
+    batch: int = Field(ge=1)
+    steps: int = Field(ge=1, le=10_000)
+    repeats: int = Field(ge=1, le=1000)
 
 
 class Params(BaseParams):
@@ -88,5 +97,6 @@ class Params(BaseParams):
     model: TinyLMParams
     pretrain: PretrainParams
     finetune: FinetuneParams
+    timing: TimingParams
     decide_claims: bool
     device: str = "cpu"

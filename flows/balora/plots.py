@@ -1,5 +1,6 @@
 """balora plots: the synthetic excess loss (median and IQR over inits, the paper's Fig. 3), the condition numbers at
-the end points, the fine-tuning eval loss at each method's best point, and the lr x scale grids."""
+the end points, the fine-tuning test loss at each method's best point (chosen on the validation windows), and the
+lr x scale grids of the final test loss."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,7 +39,8 @@ def condition_numbers(conditioning: dict, path: Path) -> Path:
 
 
 def eval_curves(summary: dict, path: Path) -> Path:
-    fig, ax = new_figure("fine-tuning eval loss at each method's best grid point", "step", "eval loss")
+    fig, ax = new_figure("fine-tuning test loss at each method's best grid point (chosen on validation)", "step",
+                         "test loss")
     for method, row in summary["C"].items():
         ax.plot(row["steps"], row["mean_curve"], color=COLORS[method],
                 label=f"{LABELS[method]} lr {row['lr']:g} scale {row['scale']:g} ({row['seeds']} seeds)")
@@ -48,14 +50,14 @@ def eval_curves(summary: dict, path: Path) -> Path:
 
 def grid_heatmaps(summary: dict, path: Path) -> Path:
     methods = list(summary["C"])
-    fig, axes = new_figure("final eval loss over the lr x scale grid (seed 0)", "scale", "lr", ncols=len(methods))
+    fig, axes = new_figure("final test loss over the lr x scale grid (seed 0)", "scale", "lr", ncols=len(methods))
     axes = np.atleast_1d(axes)
     for ax, method in zip(axes, methods):
         grid = summary["C"][method]["grid"]
         lrs, scales = sorted({g["lr"] for g in grid}), sorted({g["scale"] for g in grid})
         values = np.full((len(lrs), len(scales)), np.nan)
         for g in grid:
-            values[lrs.index(g["lr"]), scales.index(g["scale"])] = g["final_eval"]
+            values[lrs.index(g["lr"]), scales.index(g["scale"])] = g["final_test"]
         image = ax.imshow(values, origin="lower", cmap="viridis")
         ax.set_xticks(range(len(scales)), [f"{s:g}" for s in scales])
         ax.set_yticks(range(len(lrs)), [f"{lr:g}" for lr in lrs])

@@ -2,7 +2,10 @@
 set {A^T A = B B^T} keeping the product A @ B (notation of the balanced-LoRA paper: A is the left factor).
 
 Every balanced factorisation of P = A B is (U S^1/2 O, O^T S^1/2 V^T) with P = U S V^T and O orthogonal:
-`balance` (variant "svd") takes O = I through the polar factors of A and B, never forming the a x b product;
+`balance` (variant "svd") takes O = I through the polar factors of A and B, never forming the a x b product, with
+each singular pair's sign (which an SVD leaves free) chosen to agree with the current pair, so that the factors are
+not re-based at every projection under a momentum optimizer; `balance_lapack_signs` (variant "svd_lapack") keeps
+the signs LAPACK returns (the authors' callback, which flips columns from one projection to the next);
 `balance_aligned` takes the O closest to the current pair (orthogonal Procrustes).
 """
 from __future__ import annotations
@@ -45,22 +48,45 @@ def balanced_core(A: torch.Tensor, B: torch.Tensor):
     return Q_A @ Uc, S, Vch @ Q_B, core
 
 
-def balance(A: torch.Tensor, B: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(U S^1/2, S^1/2 V^T) for A B = U diag(S) V^T (variant "svd", the paper's): same product, A'^T A' = B' B'^T =
-    diag(S). Batched over leading dims; a pair whose product is exactly zero is returned unchanged."""
+def _balanced_pair(A: torch.Tensor, B: torch.Tensor):
+    """(U S^1/2, S^1/2 V^T, core) in the work dtype, with the singular vectors' signs as LAPACK returns them."""
     U, S, Vh, core = balanced_core(A, B)
     root = S.sqrt()
-    A_new, B_new = U * root[..., None, :], root[..., :, None] * Vh
-    A_new, B_new = _keep_where_zero(A.to(A_new.dtype), B.to(B_new.dtype), A_new, B_new, core)
+    return U * root[..., None, :], root[..., :, None] * Vh, core
+
+
+def agreeing_signs(A: torch.Tensor, B: torch.Tensor, A_b: torch.Tensor, B_b: torch.Tensor) -> torch.Tensor:
+    """+-1 per singular pair i: the sign that points column i of A_b and row i of B_b the way A's and B's do, i.e.
+    the sign flips D minimising ||A_b D - A||^2 + ||D B_b - B||^2 (the aligned variant's Procrustes restricted to
+    diagonal +-1, so the columns keep the order of the singular values). Ties (zero agreement) give +1."""
+    agreement = (A_b * A).sum(-2) + (B_b * B).sum(-1)
+    return torch.where(agreement < 0, -1.0, 1.0).to(A_b.dtype)
+
+
+def balance(A: torch.Tensor, B: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(U S^1/2, S^1/2 V^T) for A B = U diag(S) V^T (variant "svd", the paper's): same product, A'^T A' = B' B'^T =
+    diag(S) in descending order; each singular pair's sign agrees with the current pair (`agreeing_signs`), so a
+    balanced pair is returned as it is. Batched over leading dims; a pair whose product is exactly zero is returned
+    unchanged."""
+    A_b, B_b, core = _balanced_pair(A, B)
+    Aw, Bw = A.to(A_b.dtype), B.to(B_b.dtype)
+    signs = agreeing_signs(Aw, Bw, A_b, B_b)
+    A_new, B_new = _keep_where_zero(Aw, Bw, A_b * signs[..., None, :], signs[..., :, None] * B_b, core)
+    return A_new.to(A.dtype), B_new.to(B.dtype)
+
+
+def balance_lapack_signs(A: torch.Tensor, B: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`balance` with the singular vectors' signs as LAPACK returns them (the authors' projection callback): the
+    same product and Gram matrices, but a column of A (and row of B) may flip sign at any projection."""
+    A_b, B_b, core = _balanced_pair(A, B)
+    A_new, B_new = _keep_where_zero(A.to(A_b.dtype), B.to(B_b.dtype), A_b, B_b, core)
     return A_new.to(A.dtype), B_new.to(B.dtype)
 
 
 def balance_aligned(A: torch.Tensor, B: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The balanced pair with A's product closest to (A, B) in Frobenius norm (variant "aligned"): (A_b O, O^T B_b)
     with O the orthogonal polar factor of M = A_b^T A + B_b B^T, (A_b, B_b) = balance(A, B)."""
-    U, S, Vh, core = balanced_core(A, B)
-    root = S.sqrt()
-    A_b, B_b = U * root[..., None, :], root[..., :, None] * Vh
+    A_b, B_b, core = _balanced_pair(A, B)
     Aw, Bw = A.to(A_b.dtype), B.to(B_b.dtype)
     W, _, Zh = torch.linalg.svd(A_b.mT @ Aw + B_b @ Bw.mT)
     O = W @ Zh
@@ -77,7 +103,7 @@ def balance_by_product_svd(A: torch.Tensor, B: torch.Tensor) -> tuple[torch.Tens
     return (U[..., :r] * root[..., None, :]).to(A.dtype), (root[..., :, None] * Vh[..., :r, :]).to(B.dtype)
 
 
-VARIANTS = {"svd": balance, "aligned": balance_aligned}
+VARIANTS = {"svd": balance, "svd_lapack": balance_lapack_signs, "aligned": balance_aligned}
 
 
 def balancing_gap(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
