@@ -1,6 +1,10 @@
 # Two commands: `make run [PROFILE=smoke|default|full]` and `make test`.
 PYTHON  ?= $(shell command -v python3.11 || command -v python3)
 PROFILE ?= default
+# Test processes (pytest-xdist): two on CI's 2-core runner; the smoke pipelines' tests stay on one of them while the
+# others take the rest. JOBS=1 runs them in this process.
+JOBS    ?= 2
+WORKERS := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadgroup)
 VENV    := .venv
 BIN     := $(CURDIR)/$(VENV)/bin
 STAMP   := $(VENV)/.installed
@@ -38,7 +42,7 @@ browser:
 test: install browser
 	@started=0; \
 	if ! $(BIN)/papers server status >/dev/null 2>&1; then $(BIN)/papers server start && started=1; fi; \
-	$(BIN)/python -m pytest -q -m "not slow" --timeout 900 --durations=30; rc=$$?; \
+	$(BIN)/python -m pytest -q $(WORKERS) -m "not slow" --timeout 900 --durations=30; rc=$$?; \
 	if [ $$started = 1 ]; then $(BIN)/papers server stop; fi; \
 	exit $$rc
 
@@ -46,7 +50,7 @@ test: install browser
 # pipelines or a stage-running copy of the repository; tests/conftest.py marks them) and the heavy ones (long
 # cases that `make test` still runs).
 test-unit: install
-	$(BIN)/python -m pytest -q -m "not slow and not integration and not heavy" --timeout 900 --durations=20
+	$(BIN)/python -m pytest -q $(WORKERS) -m "not slow and not integration and not heavy" --timeout 900 --durations=20
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow

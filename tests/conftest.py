@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -83,6 +85,30 @@ def stage_metrics(repo: Path, paper: str, stage: str = "evaluate") -> dict[str, 
     return runs[0].data.metrics
 
 
+RUNTIME_FOLDERS: list[Path] = []
+
+
+def private_runtime_folder() -> Path:
+    """A fresh private XDG_RUNTIME_DIR (under /tmp: short enough for a socket path, unlike pytest's folders). The warm
+    hosts started under it are the test's own: stopping or killing them leaves the hosts that other tests, running
+    beside it under `make test`'s workers, are using. stop_private_hosts() ends them."""
+    runtime = Path(tempfile.mkdtemp(prefix="papers-rt-", dir="/tmp"))
+    RUNTIME_FOLDERS.append(runtime)
+    return runtime
+
+
+def stop_private_hosts() -> None:
+    """Stop the hosts started under each private runtime folder (about 0.8 GB each) and remove the folders."""
+    from stages.warm import stop_hosts
+
+    while RUNTIME_FOLDERS:
+        runtime = RUNTIME_FOLDERS.pop()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("XDG_RUNTIME_DIR", str(runtime))
+            stop_hosts()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
 @pytest.fixture
 def repo_copy(tmp_path: Path) -> Path:
     return smoke_copy(tmp_path / "repo")
@@ -97,13 +123,15 @@ SERVICE_FIXTURES = {"prefect_server", "smoke_repo", "repo_copy"}  # a real Prefe
 def pytest_collection_modifyitems(items):
     """A test that uses a service fixture is an integration test (`make test-unit` leaves them out). The first
     test that asks for smoke_repo pays for the whole repro in its setup: give the tests that use it the repro's
-    own limit, not make test's per-test --timeout (a loaded machine took longer than that)."""
+    own limit, not make test's per-test --timeout (a loaded machine took longer than that), and keep them on one
+    of `make test`'s workers (pytest-xdist's loadgroup), which builds the copy while the others run the rest."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if fixtures & SERVICE_FIXTURES:
             item.add_marker(pytest.mark.integration)
         if "smoke_repo" in fixtures:
             item.add_marker(pytest.mark.timeout(SMOKE_REPRO_TIMEOUT + 300))
+            item.add_marker(pytest.mark.xdist_group("smoke_repo"))  # one worker builds the copy, not each
 
 
 @pytest.fixture(scope="session")

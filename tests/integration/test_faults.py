@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import stage_env
+from tests.conftest import private_runtime_folder, stage_env, stop_private_hosts
 
 pytestmark = pytest.mark.integration
 
@@ -95,6 +95,16 @@ def add_nappy(repo: Path, params: str = PARAMS) -> Path:
 @pytest.fixture
 def nappy(repo_copy: Path) -> Path:
     return add_nappy(repo_copy)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_hosts():
+    """These stages run in hosts of their own runtime folder: `papers server stop` below stops the hosts it finds,
+    and must not stop the one a pipeline test beside this one is running a stage in."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_RUNTIME_DIR", str(private_runtime_folder()))
+        yield
+    stop_private_hosts()
 
 
 def start_repro(repo: Path, env: dict) -> subprocess.Popen:

@@ -8,6 +8,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,12 +56,25 @@ def other_user() -> OtherUser:
         pytest.skip("a second local account needs root to create (CI runs as root)")
     if shutil.which("setpriv") is None or not Path(SYSTEM_PYTHON).exists():
         pytest.skip(f"needs setpriv and {SYSTEM_PYTHON} to act as a second account")
-    try:
-        entry = pwd.getpwnam(NAME)
-    except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", NAME], check=True, capture_output=True)
-        entry = pwd.getpwnam(NAME)
-    return OtherUser(NAME, entry.pw_uid, entry.pw_gid, Path(entry.pw_dir))
+    return OtherUser(NAME, *created_account())
+
+
+def created_account(wait_s: float = 60) -> tuple[int, int, Path]:
+    """(uid, gid, home) of the second account, made here unless it exists. Another test process (make test runs
+    several) may be creating it at the same moment: its useradd then holds the passwd lock and ours fails, so
+    look again until it shows up."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            entry = pwd.getpwnam(NAME)
+            return entry.pw_uid, entry.pw_gid, Path(entry.pw_dir)
+        except KeyError:
+            made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", NAME], capture_output=True,
+                                  text=True)
+            if made.returncode != 0 and time.monotonic() > deadline:
+                raise RuntimeError(f"useradd {NAME} failed: {made.stderr.strip()}") from None
+            if made.returncode != 0:
+                time.sleep(0.5)
 
 
 @pytest.fixture(scope="session")

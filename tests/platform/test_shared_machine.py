@@ -26,8 +26,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from stages.warm import host_key, peer_uid, stop_hosts
-from tests.conftest import ROOT, papers_by_size, stage_env
+from stages.warm import host_key, peer_uid
+from tests.conftest import ROOT, papers_by_size, private_runtime_folder, stage_env, stop_private_hosts
 from tests.platform.second_user import other  # noqa: F401 - the fixture
 
 PROBE = textwrap.dedent("""
@@ -81,25 +81,15 @@ def warm_probe(folder: Path, *args: str, env: dict | None = None, preexec=None) 
 
 
 def own_runtime_folder() -> dict:
-    """A caller environment whose host folder is a fresh private one (XDG_RUNTIME_DIR, short enough for a socket
-    path, unlike pytest's folders): the test's hosts are its own."""
-    runtime = Path(tempfile.mkdtemp(prefix="papers-rt-", dir="/tmp"))
-    RUNTIME_FOLDERS.append(runtime)
-    return {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
-
-
-RUNTIME_FOLDERS: list[Path] = []
+    """A caller environment whose host folder is a fresh private one: the test's hosts are its own."""
+    return {**os.environ, "XDG_RUNTIME_DIR": str(private_runtime_folder())}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def stop_the_tests_hosts():
-    """Each host these tests start (about 0.8 GB each) is stopped when they end, not after its idle time."""
+    """Each host these tests start is stopped when they end, not after its idle time."""
     yield
-    for runtime in RUNTIME_FOLDERS:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("XDG_RUNTIME_DIR", str(runtime))
-            stop_hosts()
-        shutil.rmtree(runtime, ignore_errors=True)
+    stop_private_hosts()
 
 
 def host_pid(env: dict) -> int:

@@ -18,6 +18,7 @@ import pytest
 
 from stages.warm import MAX_MESSAGE, host_key, paths, receive_with_fds, send_with_fds
 from tasks.core import messages
+from tests.conftest import private_runtime_folder, stop_private_hosts
 
 PROBE = textwrap.dedent("""
     import json, multiprocessing, os, signal, sys, time
@@ -41,6 +42,16 @@ PROBE = textwrap.dedent("""
                           "stdin": sys.stdin.readline().strip(), "tasks": tasks.WHERE}))
         sys.exit(3)
 """)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_hosts():
+    """The module's hosts live in a runtime folder of its own: stop_hosts() below stops them, not the host that a
+    pipeline test beside this one is running a stage in."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_RUNTIME_DIR", str(private_runtime_folder()))
+        yield
+    stop_private_hosts()
 
 
 def caller_env(**extra: str) -> dict:
