@@ -21,6 +21,7 @@ app = typer.Typer(help=PAPER.command.summary,
                   no_args_is_help=True)
 STUDENTS = ("md", "base", "cmaes")
 MAX_DIM, MAX_POPSIZE, MAX_BUDGET, MAX_CELLS = 10_000, 10_000, 10_000_000, 10_000_000
+STUDENT_POPSIZE = 32  # the learned students' population (the default profile's N)
 TRAIN_HINT = "train it with `papers run metadistill`, or pass --checkpoint or --student cmaes"
 
 
@@ -35,11 +36,21 @@ def parse_bbob(text: str) -> tuple[int, int]:
     return fid, instance
 
 
+def resolve_popsize(popsize: int | None, student: str, dim: int) -> int:
+    """--popsize as given, else `cma`'s default population for cmaes and 32 for the learned students."""
+    from tasks.blackbox.teachers import default_popsize
+
+    if popsize is not None:
+        return popsize
+    return default_popsize(dim) if student == "cmaes" else STUDENT_POPSIZE
+
+
 def check_options(target, bbob, dim, budget, popsize, lower, upper, seed, ssft, student) -> None:
     if (target is None) == (bbob is None):
         raise InputError("MODULE:FUNCTION or --bbob FID:INSTANCE: give exactly one")
     check_choice("--student", student, STUDENTS)
     check_range("--dim", dim, low=1, high=MAX_DIM)
+    popsize = resolve_popsize(popsize, student, dim)
     check_range("--popsize", popsize, low=4, high=MAX_POPSIZE)
     check_count("--popsize x --dim", popsize * dim, MAX_CELLS, " numbers per population")
     check_range("--budget", budget, low=2 * popsize, high=MAX_BUDGET,
@@ -95,7 +106,8 @@ def minimize(
     budget: int = typer.Option(..., "--budget", help="Function evaluations (no run exceeds it)."),
     student: str = typer.Option("md", "--student", help="md (distilled LES, default), base (LES meta-trained by "
                                 "CMA-ES) or cmaes (the teacher, `cma`)."),
-    popsize: int = typer.Option(32, "--popsize", help="Population size N."),
+    popsize: int = typer.Option(None, "--popsize", help="Population size N (default: 32 for md and base, "
+                                "`cma`'s default 4 + floor(3 ln d) for cmaes)."),
     lower: float = typer.Option(-5.0, "--lower", help="Lower bound of every coordinate (BBOB: -5)."),
     upper: float = typer.Option(5.0, "--upper", help="Upper bound of every coordinate (BBOB: 5)."),
     seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
@@ -109,6 +121,7 @@ def minimize(
     """Minimise MODULE:FUNCTION (or --bbob FID:INSTANCE) over the box lower..upper in every coordinate within
     --budget evaluations."""
     check_options(target, bbob, dim, budget, popsize, lower, upper, seed, ssft, student)
+    popsize = resolve_popsize(popsize, student, dim)
     import numpy as np
 
     from tasks.userdata.functions import load_function

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.blackbox.teachers import TEACHERS, Trajectory
+from tasks.blackbox.experts import EXPERTS
+from tasks.blackbox.teachers import Trajectory
 from tasks.core.seeding import derive_seed
 
 from .functions import ShiftedFunction, shifted
@@ -17,7 +18,7 @@ def collect_episode(name: str, dim: int, popsize: int, generations: int, teacher
     rng = np.random.default_rng(seed)
     function = shifted(name, dim, rng)
     population0 = rng.uniform(function.lower, function.upper, (popsize, dim))
-    runs = {teacher: TEACHERS[teacher](function, population0, function.lower, function.upper, generations,
+    runs = {teacher: EXPERTS[teacher](function, population0, function.lower, function.upper, generations,
                                        derive_seed(seed, teacher))
             for teacher in teachers}
     return {"function": name, "bias": function.bias, "population0": population0,

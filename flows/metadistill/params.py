@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from tasks.blackbox.bbob import BBOB_FUNCTIONS
-from tasks.blackbox.teachers import TEACHERS
+from tasks.blackbox.experts import EXPERTS
 from tasks.core.params import Params as BaseParams
 
 from .functions import TRAINING_FUNCTIONS
@@ -26,7 +26,7 @@ class KnowledgeParams(BaseParams):
     generations: int = Field(ge=1)
     interval: int = Field(ge=1)
     episodes: int = Field(ge=1)  # x 5 training functions = stitched trajectories
-    teachers: list[Literal[tuple(TEACHERS)]] = Field(min_length=1)
+    teachers: list[Literal[tuple(EXPERTS)]] = Field(min_length=1)
 
 
 class DistillParams(BaseParams):
@@ -66,6 +66,17 @@ class EvalParams(BaseParams):
         return self
 
 
+class ControlParams(BaseParams):
+    """Claim C3's neuroevolution on Acrobot-v1: an MLP 6-`hidden`-3 policy, `populations` populations of
+    `popsize` (the initial one included) per optimiser, one episode of at most `steps` steps per evaluation."""
+
+    hidden: int = Field(ge=1)
+    popsize: int = Field(ge=4)
+    populations: int = Field(ge=2)
+    steps: int = Field(ge=1)
+    seeds: int = Field(ge=2)  # C3's interval resamples the seeds
+
+
 class Params(BaseParams):
     seed: int = Field(ge=0)
     student: StudentParams
@@ -73,6 +84,7 @@ class Params(BaseParams):
     distill: DistillParams
     meta: MetaParams
     evaluation: EvalParams
+    control: ControlParams
     decide_claims: bool
     device: str = "cpu"
 

@@ -2,8 +2,9 @@
 
 Stages: generate (the teachers' trajectories on the five shifted training functions and the stitched knowledge
 base), train (the distilled LES and the baseline LES meta-trained by an outer CMA-ES, from the same initial
-weights), solve (every variant on BBOB through IOH at the evaluation dims, one IOH instance per seed), evaluate
-(per-function precision tables, claims C1-C3, plots).
+weights), solve (every variant on BBOB through IOH at the evaluation dims, one IOH instance per seed, and on
+Acrobot-v1 as neuroevolution), evaluate (per-function precision tables, claims C1-C3, the dimension-transfer
+rows, plots).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from prefect import flow
 from flows.runtime import task_runner
 from flows.stage_task import stage_task
 from tasks.blackbox.bbob import BBOBProblem
+from tasks.blackbox.teachers import default_popsize
 from tasks.core.device import single_torch_thread
 from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
@@ -25,13 +27,14 @@ from tasks.core.stage import StageContext, StageReport
 
 from . import plots, summaries
 from .claims import claims as paper_claims
+from .control import optimiser_runs
 from .distill import distill
 from .knowledge import collect_episode, stitch
 from .les import LES, load, save
 from .metatrain import meta_train
 from .params import TRAINING, Params, StudentParams
 from .rollout import Run, populations_in_budget, run_cmaes, run_student
-from .variants import BASELINE, TEACHER, md, variants
+from .variants import BASELINE, TEACHER, TEACHER_DEFAULT, md, variants
 
 PAPER = "metadistill"
 
@@ -139,9 +142,30 @@ def solve_function(fid: int, dim: int, models: dict[str, LES], params: Params) -
             runs[md(j)] = run_student(models["md"], problem, problem.lower, problem.upper, e.popsize, populations, seed,
                                       ssft_j=j, ssft_lr=e.ssft_lr)
         runs[TEACHER] = run_cmaes(problem, problem.lower, problem.upper, e.popsize, populations, seed)
+        small = default_popsize(dim)
+        runs[TEACHER_DEFAULT] = run_cmaes(problem, problem.lower, problem.upper, small,
+                                          populations_in_budget(small, e.budget), seed)
         for variant, run in runs.items():
             rows += run_rows(run, variant, problem, k)
     return rows
+
+
+def control_rows(run: Run, variant: str, seed: int) -> list[dict]:
+    """A run's per-generation returns (the negated fitness) on Acrobot-v1."""
+    return [{"variant": variant, "env": "Acrobot-v1", "seed": seed, "generation": g,
+             "evaluations": int(run.evaluations[g]), "best_generation_return": -float(run.best_generation[g]),
+             "best_so_far_return": -float(run.best_so_far[g]), "wall_time_s": run.wall_time_s}
+            for g in range(len(run.best_generation))]
+
+
+@stage_task
+def solve_control(k: int, models: dict[str, LES], params: Params) -> list[dict]:
+    """Every variant on Acrobot-v1 from control seed k (C3)."""
+    single_torch_thread()
+    c, e = params.control, params.evaluation
+    runs = optimiser_runs(models, c.hidden, c.popsize, c.populations, c.steps, list(e.ssft_js), e.ssft_lr,
+                          derive_seed(params.seed, "acrobot", k))
+    return [row for variant, run in runs.items() for row in control_rows(run, variant, k)]
 
 
 @flow(name="metadistill-solve", task_runner=task_runner())
@@ -150,14 +174,20 @@ def solve(params: Params, context: StageContext) -> StageReport:
               "md": load(context.data("models", "les_md.pt"))}
     e = params.evaluation
     futures = [solve_function.submit(fid, dim, models, params) for dim in e.dims for fid in e.functions]
+    control_futures = [solve_control.submit(k, models, params) for k in range(params.control.seeds)]
     table = pd.DataFrame([row for f in futures for row in f.result()])
+    control = pd.DataFrame([row for f in control_futures for row in f.result()])
     folder = context.out("runs")
     folder.mkdir(parents=True)
     table.to_parquet(folder / "bbob.parquet", index=False)
-    final = table[table.generation == table.generation.max()]
+    control.to_parquet(folder / "control.parquet", index=False)
+    final = summaries.final_rows(table)
     times = final.groupby("variant").wall_time_s.sum()
+    control_times = summaries.final_rows(control, ["variant", "seed"]).groupby("variant").wall_time_s.sum()
     return StageReport(metrics={f"{v}.wall_time_s": float(t) for v, t in times.items()}
-                       | {"runs": float(len(final)), "evaluations_per_run": float(final.evaluations.iloc[0])})
+                       | {f"acrobot.{v}.wall_time_s": float(t) for v, t in control_times.items()}
+                       | {"runs": float(len(final)), "evaluations_per_run": float(final.evaluations.max()),
+                          "acrobot.runs": float(control.groupby(["variant", "seed"]).ngroups)})
 
 
 # ---------------------------------------------------------------- evaluate
@@ -165,12 +195,14 @@ def solve(params: Params, context: StageContext) -> StageReport:
 @flow(name="metadistill-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
     table = pd.read_parquet(context.data("runs", "bbob.parquet"))
+    control = pd.read_parquet(context.data("runs", "control.parquet"))
     training = json.loads(context.data("models", "training.json").read_text())
     e = params.evaluation
     names = variants(list(e.ssft_js))
     per_function = summaries.per_function(table, names)
-    claims = paper_claims(per_function, summaries.seed_precisions(table, names), e.dims[0], names, params.seed,
-                          params.decide_claims)
+    returns = summaries.control_returns(control, names)
+    claims = paper_claims(per_function, summaries.seed_precisions(table, names), list(e.dims), params.knowledge.dim,
+                          names, params.seed, params.decide_claims, returns)
     headline = summaries.headline(per_function, e.dims[0])
     write_csv(context.out("summary.csv"), per_function)
     folder = context.out("plots")
@@ -178,7 +210,7 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
         plots.final_precision(per_function, dim, names, folder / f"final_precision_d{dim}.png")
         plots.ecdf(table[table.dim == dim], names, folder / f"ecdf_d{dim}.png")
     plots.training(training, folder / "training.png")
-    return StageReport(metrics=summaries.metrics(per_function, names),
+    return StageReport(metrics=summaries.metrics(per_function, names) | summaries.control_metrics(returns),
                        curves={"distill.kl": list(training["distill_loss"])},
                        claims=claims, headline=headline)
 

@@ -8,11 +8,24 @@ import pandas as pd
 PRECISION_FLOOR = 1e-12  # for logs and ratios only: IOH's precision can reach 0
 
 
-def final_rows(table: pd.DataFrame) -> pd.DataFrame:
-    last = table[table.generation == table.generation.max()].copy()
-    last["precision"] = last.best_generation - last.f_opt
-    last["precision_so_far"] = last.best_so_far - last.f_opt
+RUN = ["variant", "dim", "fid", "seed"]  # the columns that name one BBOB run
+
+
+def final_rows(table: pd.DataFrame, run: list[str] = RUN) -> pd.DataFrame:
+    """Each run's last generation (runs at different population sizes have different numbers of generations);
+    BBOB runs get their final precisions."""
+    last = table[table.generation == table.groupby(run).generation.transform("max")].copy()
+    if "f_opt" in last:
+        last["precision"] = last.best_generation - last.f_opt
+        last["precision_so_far"] = last.best_so_far - last.f_opt
     return last
+
+
+def control_returns(control: pd.DataFrame, names: list[str]) -> dict[str, np.ndarray]:
+    """variant -> each control seed's best episode return over the whole run, in seed order."""
+    final = final_rows(control, ["variant", "seed"])
+    by_seed = final.pivot(index="seed", columns="variant", values="best_so_far_return").sort_index()
+    return {name: by_seed[name].to_numpy() for name in names}
 
 
 def per_function(table: pd.DataFrame, names: list[str]) -> list[dict]:
@@ -85,7 +98,8 @@ def average_ranks(rows: list[dict], names: list[str]) -> dict[str, float]:
 def headline(rows: list[dict], dim: int) -> dict[str, float]:
     mine = at_dim(rows, dim)
     return {"log10_ratio_md_base": median_log_ratio(mine, "md_j0", "baseline"),
-            "log10_ratio_md_cmaes": median_log_ratio(mine, "md_j0", "cmaes")}
+            "log10_ratio_md_cmaes": median_log_ratio(mine, "md_j0", "cmaes"),
+            "log10_ratio_md_cmaes_default": median_log_ratio(mine, "md_j0", "cmaes_default")}
 
 
 def metrics(rows: list[dict], names: list[str]) -> dict[str, float]:
@@ -97,3 +111,7 @@ def metrics(rows: list[dict], names: list[str]) -> dict[str, float]:
     for dim in sorted({row["dim"] for row in rows}):
         out |= {f"d{dim}.{name}.average_rank": rank for name, rank in average_ranks(at_dim(rows, dim), names).items()}
     return out
+
+
+def control_metrics(returns: dict[str, np.ndarray]) -> dict[str, float]:
+    return {f"acrobot.{name}.mean_best_return": float(values.mean()) for name, values in returns.items()}

@@ -62,6 +62,11 @@ def _counted(f: Objective, recorder: _Recorder, lower, upper) -> Objective:
     return evaluate
 
 
+def default_popsize(dim: int) -> int:
+    """`cma`'s default population size in dimension `dim`: 4 + floor(3 ln d) (10 at d = 10)."""
+    return 4 + int(3 * np.log(dim))
+
+
 def cmaes(f: Objective, population0: np.ndarray, lower, upper, generations: int, seed: int,
           sigma0: float | None = None) -> Trajectory:
     """`cma`'s CMA-ES (default settings, population size N, its own bound handling in the box), started at the
@@ -144,6 +149,35 @@ def pso(f: Objective, population0: np.ndarray, lower, upper, generations: int, s
     return recorder.trajectory()
 
 
+def cauchy_factors(locations: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One scale factor per member: Cauchy(location, 0.1), drawn again while <= 0, truncated at 1 (JADE, SHADE)."""
+    F = np.empty(len(locations))
+    for i, location in enumerate(locations):
+        F[i] = location + 0.1 * np.tan(np.pi * (rng.random() - 0.5))
+        while F[i] <= 0:
+            F[i] = location + 0.1 * np.tan(np.pi * (rng.random() - 0.5))
+    return np.minimum(F, 1.0)
+
+
+def current_to_pbest_trials(x: np.ndarray, values: np.ndarray, archive: np.ndarray, F: np.ndarray, CR: np.ndarray,
+                            top: int, lower: np.ndarray, upper: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """DE/current-to-pbest/1/bin trials (JADE, SHADE, L-SHADE): x_i + F_i (x_pbest - x_i) + F_i (x_r1 - x~_r2),
+    pbest among the `top` best, r1 from the population, r2 from the population and the archive (all distinct from
+    i and each other); a coordinate out of bounds goes halfway between the parent and the violated bound; binomial
+    crossover with rates CR and one forced coordinate."""
+    N, d = x.shape
+    pbest = x[rng.choice(np.argsort(values)[:top], N)]
+    r1 = np.array([rng.choice(np.delete(np.arange(N), i)) for i in range(N)])
+    pool = np.vstack([x, archive])
+    r2 = np.array([rng.choice(np.setdiff1d(np.arange(len(pool)), [i, r1[i]])) for i in range(N)])
+    mutant = x + F[:, None] * (pbest - x) + F[:, None] * (x[r1] - pool[r2])
+    mutant = np.where(mutant < lower, (x + lower) / 2, mutant)
+    mutant = np.where(mutant > upper, (x + upper) / 2, mutant)
+    cross = rng.random((N, d)) < CR[:, None]
+    cross[np.arange(N), rng.integers(0, d, N)] = True
+    return np.where(cross, mutant, x)
+
+
 def jade(f: Objective, population0: np.ndarray, lower, upper, generations: int, seed: int, c: float = 0.1,
          p: float = 0.05, mu_F: float = 0.5, mu_CR: float = 0.5) -> Trajectory:
     """JADE: DE/current-to-pbest/1/bin with an archive of size N and adaptive F (Cauchy) and CR (normal)."""
@@ -158,24 +192,8 @@ def jade(f: Objective, population0: np.ndarray, lower, upper, generations: int, 
     top = max(1, int(round(p * N)))
     for _ in range(generations):
         CR = np.clip(rng.normal(mu_CR, 0.1, N), 0, 1)
-        F = np.empty(N)
-        for i in range(N):  # Cauchy(mu_F, 0.1), regenerated while <= 0, truncated at 1
-            F[i] = mu_F + 0.1 * np.tan(np.pi * (rng.random() - 0.5))
-            while F[i] <= 0:
-                F[i] = mu_F + 0.1 * np.tan(np.pi * (rng.random() - 0.5))
-        F = np.minimum(F, 1.0)
-        best_idx = np.argsort(values)[:top]
-        pbest = x[rng.choice(best_idx, N)]
-        r1 = np.array([rng.choice(np.delete(np.arange(N), i)) for i in range(N)])
-        pool = np.vstack([x, archive])
-        r2 = np.array([rng.choice(np.setdiff1d(np.arange(len(pool)), [i, r1[i]])) for i in range(N)])
-        mutant = x + F[:, None] * (pbest - x) + F[:, None] * (x[r1] - pool[r2])
-        # out of bounds: halfway between the parent and the violated bound
-        mutant = np.where(mutant < lower, (x + lower) / 2, mutant)
-        mutant = np.where(mutant > upper, (x + upper) / 2, mutant)
-        cross = rng.random((N, d)) < CR[:, None]
-        cross[np.arange(N), rng.integers(0, d, N)] = True
-        trial = np.where(cross, mutant, x)
+        F = cauchy_factors(np.full(N, mu_F), rng)
+        trial = current_to_pbest_trials(x, values, archive, F, CR, top, lower, upper, rng)
         trial_values = evaluate(trial)
         improved = trial_values < values
         if improved.any():

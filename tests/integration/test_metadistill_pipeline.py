@@ -17,7 +17,8 @@ pytestmark = pytest.mark.integration
 def test_smoke_pipeline(smoke_repo):
     data = smoke_repo / "data" / "metadistill"
     for name in ("teacher_raw.pkl", "teacher_sel.pkl", "models/les_md.pt", "models/les_base.pt", "models/training.json",
-                 "runs/bbob.parquet", "summary.csv", "plots/final_precision_d5.png", "plots/ecdf_d5.png",
+                 "runs/bbob.parquet", "runs/control.parquet", "summary.csv", "plots/final_precision_d5.png",
+                 "plots/ecdf_d5.png", "plots/final_precision_d6.png",
                  "plots/training.png"):
         assert (data / name).exists(), name
     with open(data / "teacher_sel.pkl", "rb") as handle:
@@ -26,13 +27,18 @@ def test_smoke_pipeline(smoke_repo):
     assert all(len(e["means"]) == 20 and set(e["picks"]) <= {"cmaes", "de"} for e in stitched["episodes"])
 
     runs = pd.read_parquet(data / "runs" / "bbob.parquet")
-    assert set(runs.variant) == {"baseline", "md_j0", "md_j1", "cmaes"} and set(runs.fid) == {1, 8, 15}
-    assert set(runs.instance) == {1, 2} and runs.evaluations.max() == 400 and (runs.best_so_far >= runs.f_opt).all()
+    assert set(runs.variant) == {"baseline", "md_j0", "md_j1", "cmaes", "cmaes_default"} and set(runs.fid) == {1, 8, 15}
+    assert set(runs.instance) == {1, 2} and runs.evaluations.max() <= 400 and (runs.best_so_far >= runs.f_opt).all()
+    assert set(runs.dim) == {5, 6} and set(runs[runs.variant == "cmaes_default"].evaluations.groupby(runs.dim).max()) == {400, 396}
+    control = pd.read_parquet(data / "runs" / "control.parquet")
+    assert set(control.variant) == set(runs.variant) and set(control.seed) == {0, 1}
+    assert control.best_so_far_return.between(-20, 0).all()
 
     claims = json.loads((data / "claims.json").read_text())
     assert claims["paper"] == "metadistill" and claims["profile"] == "smoke"
-    assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3"]
+    assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3", "R1"]
     assert all(set(c) == CLAIM_FIELDS and c["passed"] is None for c in claims["claims"])
+    assert claims["claims"][2]["details"]["per_seed"]["md_j0"] and "d = 6" in claims["claims"][3]["statement"]
     c1 = claims["claims"][0]["details"]
     assert set(c1["per_function"]) == {"f1", "f8", "f15"} and c1["functions"] == 3
     assert sum(claims["claims"][1]["details"]["average_ranks"].values()) == pytest.approx(6.0)

@@ -1,13 +1,15 @@
-"""metadistill's C1 and C2 decide on a bootstrap of the seeds within each BBOB function: a suite that clears the gate
-passes, one wholly outside fails, one with seed-noisy functions at the gate is inconclusive, and smoke is undecided."""
+"""metadistill's C1 and C2 decide on a bootstrap of the seeds within each BBOB function, C3 on a paired bootstrap of
+the control seeds: a sample that clears the gate passes, one wholly outside fails, one at the gate is inconclusive,
+and smoke is undecided; further dims give report rows; runs of different lengths each end at their own last
+generation."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from flows.metadistill.claims import claims, ssft_rank_gain
-from flows.metadistill.summaries import per_function, seed_precisions
+from flows.metadistill.claims import claim_c3, claims, ssft_rank_gain
+from flows.metadistill.summaries import control_returns, final_rows, per_function, seed_precisions
 from flows.metadistill.variants import variants
 
 FUNCTIONS, SEEDS, DIM = 24, 5, 10
@@ -16,19 +18,23 @@ TIGHT = np.array([0.98, 0.99, 1.0, 1.01, 1.02])
 NOISY = np.array([0.2, 0.6, 1.0, 1.4, 1.8])  # mean 1: a tie with a flat baseline, either way in a resample
 
 
-def table(precision) -> pd.DataFrame:
+RETURNS = {name: np.linspace(-100, -80, 10) for name in NAMES}  # control: every variant alike (C3 passes)
+
+
+def table(precision, dims=(DIM,)) -> pd.DataFrame:
     """The solve stage's table, one generation: precision(fid, variant) -> the five seeds' final precisions."""
-    return pd.DataFrame([{"variant": name, "fid": fid, "dim": DIM, "seed": k, "instance": k + 1, "generation": 0,
+    return pd.DataFrame([{"variant": name, "fid": fid, "dim": dim, "seed": k, "instance": k + 1, "generation": 0,
                           "evaluations": 100, "best_generation": float(value), "best_so_far": float(value),
                           "f_opt": 0.0, "wall_time_s": 0.0}
-                         for fid in range(1, FUNCTIONS + 1) for name in NAMES
+                         for dim in dims for fid in range(1, FUNCTIONS + 1) for name in NAMES
                          for k, value in enumerate(precision(fid, name))])
 
 
-def decided(precision, deciding: bool = True, names: list[str] = NAMES):
-    runs = table(precision)
+def decided(precision, deciding: bool = True, names: list[str] = NAMES, returns=None, dims=(DIM,)):
+    runs = table(precision, dims)
     runs = runs[runs.variant.isin(names)]
-    return claims(per_function(runs, names), seed_precisions(runs, names), DIM, names, 0, deciding)
+    return claims(per_function(runs, names), seed_precisions(runs, names), list(dims), DIM, names, 0, deciding,
+                  RETURNS if returns is None else returns)
 
 
 def c1_suite(md_wins: int, noisy: int = 0):
@@ -82,9 +88,8 @@ def test_the_rank_gain_is_md_j1s_average_rank_less_md_j0s():
 
 def test_smoke_leaves_c1_and_c2_undecided_and_c2_needs_md_j1():
     c1, c2, c3 = decided(c1_suite(20), deciding=False)
-    assert (c1.verdict.word, c2.verdict.word) == ("undecided", "undecided") and c1.ours == 20
-    assert c3.verdict.word == "undecided" and "gymnasium" in c3.verdict.reason
-    without_ssft = decided(c1_suite(20), names=["baseline", "md_j0", "cmaes"])[1]
+    assert (c1.verdict.word, c2.verdict.word, c3.verdict.word) == ("undecided",) * 3 and c1.ours == 20
+    without_ssft = decided(c1_suite(20), names=["baseline", "md_j0", "cmaes", "cmaes_default"])[1]
     assert without_ssft.verdict.word == "undecided" and "md_j1" in without_ssft.verdict.reason
 
 
@@ -94,3 +99,43 @@ def test_seed_precisions_pair_every_variants_seeds_in_seed_order():
     assert set(found) == {(DIM, fid) for fid in range(1, FUNCTIONS + 1)}
     assert found[(DIM, 3)]["md_j0"].tolist() == pytest.approx((6 * TIGHT).tolist())
     assert found[(DIM, 3)]["baseline"].tolist() == pytest.approx((3 * TIGHT).tolist())
+
+
+def control(md_shift, noise=0.0):
+    """Ten seeds' best returns: the baseline's, md_j0's shifted by `md_shift` plus seed noise of `noise`."""
+    base = np.linspace(-120, -80, 10)
+    wiggle = noise * np.array([1, -1] * 5)
+    return {"baseline": base, "md_j0": base + md_shift + wiggle, "md_j1": base, "cmaes": base - 10,
+            "cmaes_default": base - 20}
+
+
+def test_c3_decides_on_the_paired_mean_gap_of_best_returns():
+    clear, behind, at_gate = (claim_c3(control(*args), 0, True) for args in ((2.0,), (-12.0,), (-5.0, 20.0)))
+    assert clear.verdict.word == "pass" and clear.ours == pytest.approx(2.0) and clear.threshold == -5
+    assert clear.verdict.interval.low >= -5 and "seeds" in clear.verdict.interval.method
+    assert behind.verdict.word == "fail" and behind.verdict.interval.high < -5
+    assert at_gate.verdict.word == "inconclusive" and at_gate.verdict.interval.low < -5 < at_gate.verdict.interval.high
+    assert clear.details["mean_best_return"]["cmaes_default"] == pytest.approx(-120.0)
+    assert clear.details["per_seed"]["md_j0"][0] == pytest.approx(-118.0)
+
+
+@pytest.mark.heavy  # three bootstraps over 24 functions
+def test_further_dims_are_report_rows_beside_the_decided_claims():
+    found = decided(c1_suite(20), dims=(DIM, 20, 30))
+    assert [c.id for c in found] == ["C1", "C2", "C3", "R1", "R2"]
+    r1 = found[3]
+    assert r1.verdict.word == "report" and r1.ours == 20 and r1.threshold is None and "d = 20" in r1.statement
+    assert r1.details["intervals"]["wins"]["low"] >= 14 and r1.details["teacher_cmaes_default"]["functions"] == 24
+    assert found[0].details["functions"] == 24  # C1 stays at the first dim
+
+
+def test_each_run_ends_at_its_own_last_generation():
+    rows = [{"variant": v, "dim": 10, "fid": 1, "seed": 0, "generation": g, "best_generation": 10.0 - g,
+             "best_so_far": 10.0 - g, "f_opt": 0.0} for v, last in (("cmaes", 3), ("cmaes_default", 9))
+            for g in range(last + 1)]
+    final = final_rows(pd.DataFrame(rows)).set_index("variant")
+    assert final.loc["cmaes", "precision"] == 7.0 and final.loc["cmaes_default", "precision"] == 1.0
+    returns = pd.DataFrame([{"variant": v, "seed": k, "generation": g, "best_so_far_return": -100.0 + g + k}
+                            for v in ("baseline", "md_j0") for k in (1, 0) for g in range(3 if v == "md_j0" else 5)])
+    assert control_returns(returns, ["baseline", "md_j0"])["baseline"].tolist() == [-96.0, -95.0]
+    assert control_returns(returns, ["baseline", "md_j0"])["md_j0"].tolist() == [-98.0, -97.0]
