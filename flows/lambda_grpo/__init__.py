@@ -9,7 +9,7 @@ policy on noisy chain arithmetic, with the tiny-LM library tasks/lm (stages/lamb
 - equivalence.py: C1, the float64 gradient identity GRPO = PRM form.
 - experiments.py: the stages' recipes (data, SFT policy, RL run, C1) as plain functions, and the run outside DVC of
   `papers lambda-grpo train`.
-- pipeline.py: the Prefect flows generate, train, solve, evaluate (`STAGES`).
-- claims.py: C1-C4; plots.py: accuracy curves with seed bands, |lambda| histogram.
+- pipeline.py: the Prefect flows generate, train, tune, solve, evaluate (`STAGES`).
+- claims.py: the precondition, C1-C5; plots.py: accuracy curves with seed bands, |lambda| histogram.
 - cli.py: `papers lambda-grpo weights | train`.
 """

@@ -1,10 +1,11 @@
-"""lambda_grpo claim checks C1-C4 of spec §6.3, fixed before any result (not tuned), decided by the one rule of
-tasks/core/claims.py: C1 exact, C2 on a t-interval over seeds, C3 on a paired bootstrap over seeds, C4 on the
-timing repeats.
+"""lambda_grpo claim checks C1-C5 of spec §6.3, fixed before any result (not tuned), decided by the one rule of
+tasks/core/claims.py: C1 exact, C2 on a t-interval over seeds, C3 (and C5, the same on the second family) on a
+paired bootstrap over seeds, C4 on the timing repeats.
 
-The precondition (mean initial greedy validation accuracy of the SFT policies in [0.10, 0.85]) gates C3 and
-C4's meaning: outside it C3 is inconclusive. C3 is also inconclusive, decided here before any run, when GRPO's
-mean curve reaches 0.95 A* already at step 0 (no rise to be faster to).
+The precondition, decided by the same rule on a bootstrap over the validation prompts: the SFT policies (mean over
+seeds per prompt) beat always answering the most common answer by >= 0.10 greedy accuracy, and leave room to rise
+(accuracy <= 0.85). Unless it passes, C3 is inconclusive with its reason. C3 is also inconclusive, decided here
+before any run, when GRPO's mean curve reaches 0.95 A* already at step 0 (no rise to be faster to).
 """
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from tasks.core.claims import (Claim, Gate, Verdict, all_hold, bootstrap_interva
                                on_timings, t_interval)
 from tasks.core.seeding import derive_seed
 
-from .experiments import rl_settings
 from .params import Params
 
 METHODS = ("grpo", "lambda_grpo")
@@ -24,15 +24,28 @@ C1_TOL = 1e-8
 C2_FRACTION = 0.90
 C3_PEAK_FRACTION, C3_SPEEDUP, C3_PEAK_SLACK = 0.95, 0.75, 0.01
 C4_FACTOR = 1.10
-PRECONDITION = (0.10, 0.85)
+MARGIN_OVER_CONSTANT, ROOM = 0.10, 0.85
 BOOTSTRAP_SEED = 0
 
 
 def primary_runs(params: Params, runs: list[dict]) -> dict[str, list[dict]]:
-    """method -> its runs of the primary RL setting, in seed order."""
-    primary = rl_settings(params)[0]
-    return {m: sorted((r for r in runs if r["method"] == m and r["setting"] == primary), key=lambda r: r["seed_index"])
-            for m in METHODS}
+    """method -> its runs of the primary RL setting (first group size and aggregation), in seed order."""
+    G, aggregation = params.rl.group_sizes[0], params.rl.aggregations[0]
+    primary = [r for r in runs if r["setting"]["group_size"] == G and r["setting"]["aggregation"] == aggregation]
+    return {m: sorted((r for r in primary if r["method"] == m), key=lambda r: r["seed_index"]) for m in METHODS}
+
+
+def precondition(sft: list[dict], constant: dict) -> Verdict:
+    """SFT beats the constant answer by MARGIN_OVER_CONSTANT and leaves room (<= ROOM): per validation prompt, the
+    mean over seeds of the SFT policies' greedy reward; a bootstrap over the prompts (the seeds' policies are the
+    fixed starting points of the RL runs, the prompts the sample)."""
+    policy = np.mean([row["greedy_val_rewards"] for row in sft], axis=0)
+    rows = np.stack([policy, np.asarray(constant["val_rewards"])], axis=1)
+    seed = derive_seed(BOOTSTRAP_SEED, "bootstrap", "precondition")
+    margin = bootstrap_interval([rows], lambda r: float(r[:, 0].mean() - r[:, 1].mean()), seed, "validation prompts")
+    room = bootstrap_interval([rows], lambda r: float(r[:, 0].mean()), seed, "validation prompts")
+    return all_hold({"margin over the constant answer": on_interval(margin, Gate(low=MARGIN_OVER_CONSTANT)),
+                     "room to rise": on_interval(room, Gate(high=ROOM))})
 
 
 def curves(runs: list[dict], metric: str) -> np.ndarray:
@@ -99,7 +112,9 @@ def peak_margin(pairs: np.ndarray) -> float:
     return float(pairs[:, 1].mean(0).max() - pairs[:, 0].mean(0).max())
 
 
-def claim_c3(by_method: dict[str, list[dict]], precondition_ok: bool, deciding: bool) -> Claim:
+def claim_c3(by_method: dict[str, list[dict]], start: Verdict, deciding: bool, claim_id: str = "C3",
+             family: str = "") -> Claim:
+    """C3 on one family's runs (C5: the second family); `start` is the family's precondition."""
     steps = [e["step"] for e in by_method["grpo"][0]["evals"]]
     pairs = np.stack([curves(by_method[m], "greedy") for m in METHODS], axis=1)  # seed k: the same SFT policy
     mean = {m: pairs[:, i].mean(0) for i, m in enumerate(METHODS)}
@@ -109,9 +124,8 @@ def claim_c3(by_method: dict[str, list[dict]], precondition_ok: bool, deciding: 
     ratio = speed_ratio(pairs, steps)
 
     def verdict() -> Verdict:
-        if not precondition_ok:
-            return Verdict("inconclusive", "precondition (initial greedy accuracy in "
-                                           f"[{PRECONDITION[0]:g}, {PRECONDITION[1]:g}]) not met")
+        if start.word != "pass":
+            return Verdict("inconclusive", f"precondition not met ({start.word}): {start.reason}")
         if s["grpo"] == 0:
             return Verdict("inconclusive", "GRPO's mean curve is within 5% of its peak at step 0: no rise to compare "
                                            "speeds on")
@@ -123,8 +137,8 @@ def claim_c3(by_method: dict[str, list[dict]], precondition_ok: bool, deciding: 
 
     paired = [auc(a) > auc(b) for a, b in zip(pairs[:, 1], pairs[:, 0])]
     tests = {m: [r["test_at_best"] for r in by_method[m]] for m in METHODS}
-    return Claim("C3", f"lambda-GRPO reaches {C3_PEAK_FRACTION:g} x GRPO's peak A* (mean greedy val curve over seeds) "
-                       f"in <= {C3_SPEEDUP:g} x GRPO's steps, and its peak >= A* - {C3_PEAK_SLACK:g}",
+    return Claim(claim_id, f"{family}lambda-GRPO reaches {C3_PEAK_FRACTION:g} x GRPO's peak A* (mean greedy val curve "
+                           f"over seeds) in <= {C3_SPEEDUP:g} x GRPO's steps, and its peak >= A* - {C3_PEAK_SLACK:g}",
                  "~2x faster to peak; higher accuracy (qualitative, Fig./Table not read)",
                  ratio if math.isfinite(ratio) else None, C3_SPEEDUP, decide(verdict, deciding),
                  {"a_star": a_star, "level": level, "steps_to_level": s, "lambda_grpo_peak": float(mean["lambda_grpo"].max()),
@@ -133,6 +147,7 @@ def claim_c3(by_method: dict[str, list[dict]], precondition_ok: bool, deciding: 
                                               for i, m in enumerate(METHODS)},
                   "seeds_lambda_auc_larger": int(sum(paired)),
                   "test_at_best_val": tests, "test_mean": {m: float(np.mean(v)) for m, v in tests.items()},
+                  "precondition": {"verdict": start.word, "reason": start.reason},
                   "setting": "primary RL setting, greedy validation accuracy"})
 
 
@@ -148,7 +163,7 @@ def claim_c4(by_method: dict[str, list[dict]], deciding: bool) -> Claim:
                   "setting": "primary RL setting, every step of every seed"})
 
 
-def summarize(params: Params, by_method: dict[str, list[dict]], sft: list[dict]) -> dict:
+def summarize(by_method: dict[str, list[dict]], sft: list[dict], constant: dict) -> dict:
     steps = [e["step"] for e in by_method["grpo"][0]["evals"]]
     out = {"eval_steps": steps, "curves": {}, "flat": {}}
     for m in METHODS:
@@ -166,17 +181,33 @@ def summarize(params: Params, by_method: dict[str, list[dict]], sft: list[dict])
                                                                      for r in by_method[m] for s in r["steps"]]))}
     out["initial_greedy_val"] = float(np.mean([row["greedy_val"] for row in sft]))
     out["initial_sampled_val"] = float(np.mean([row["sampled_val"] for row in sft]))
-    out["flat"] |= {"initial_greedy_val": out["initial_greedy_val"], "initial_sampled_val": out["initial_sampled_val"]}
+    out["constant_answer"] = {"answer": constant["answer"], "greedy_val": float(np.mean(constant["val_rewards"]))}
+    out["flat"] |= {"initial_greedy_val": out["initial_greedy_val"], "initial_sampled_val": out["initial_sampled_val"],
+                    "constant_answer_val": out["constant_answer"]["greedy_val"]}
     return out
 
 
-def claims(params: Params, runs: list[dict], sft: list[dict], identity: dict) -> tuple[list[Claim], dict]:
+def family_summary(params: Params, runs: list[dict], sft: list[dict], constant: dict) -> tuple[dict, dict, Verdict]:
+    """One family's runs by method, its summary (with the precondition) and the precondition's verdict."""
     by_method = primary_runs(params, runs)
-    summary = summarize(params, by_method, sft)
-    low, high = PRECONDITION
-    precondition_ok = low <= summary["initial_greedy_val"] <= high
-    summary["precondition"] = {"initial_greedy_val": summary["initial_greedy_val"], "range": [low, high],
-                               "met": precondition_ok}
+    summary = summarize(by_method, sft, constant)
+    start = precondition(sft, constant)
+    summary["precondition"] = {"verdict": start.word, "reason": start.reason,
+                               "gates": {"margin_over_constant_at_least": MARGIN_OVER_CONSTANT, "accuracy_at_most": ROOM}}
+    return by_method, summary, start
+
+
+def claims(params: Params, family: dict, identity: dict, sweep: dict, second: dict | None = None
+           ) -> tuple[list[Claim], dict]:
+    """C1-C4 on the first family (`family`: its runs, sft rows and constant-answer baseline), C5 on the second's
+    when the profile runs it; the summary holds the learning-rate sweep and the second family's under "second"."""
     deciding = params.decide_claims
-    return [claim_c1(identity, deciding), claim_c2(runs, deciding), claim_c3(by_method, precondition_ok, deciding),
-            claim_c4(by_method, deciding)], summary
+    by_method, summary, start = family_summary(params, **family)
+    summary["lr_sweep"] = sweep
+    found = [claim_c1(identity, deciding), claim_c2(family["runs"], deciding), claim_c3(by_method, start, deciding),
+             claim_c4(by_method, deciding)]
+    if second is not None:
+        by_method2, summary["second"], start2 = family_summary(params, **second)
+        found.append(claim_c3(by_method2, start2, deciding, "C5", "second family (mod 7, longer chains): "))
+        summary["flat"] |= {f"second.{k}": v for k, v in summary["second"].pop("flat").items()}
+    return found, summary

@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from tasks.core.console import console
-from tasks.core.inputs import InputError, check_choice, check_count, check_range, parse_json, read_text
+from tasks.core.inputs import InputError, check_choice, check_count, check_number, check_range, parse_json, read_text
 
 from .paper import PAPER
 
@@ -21,6 +21,7 @@ app = typer.Typer(help=PAPER.command.summary, no_args_is_help=True)
 MAX_GROUP = 4096  # completions in one group
 MAX_TOKENS = 65_536  # tokens of one completion
 MAX_SFT_STEPS, MAX_RL_STEPS = 100_000, 100_000
+MAX_LR = 1.0  # Adam on a tiny policy: anything above diverges at once
 TASKS = ("chain-arith",)
 METHOD_CHOICES = ("both", "grpo", "lambda_grpo")
 
@@ -108,6 +109,8 @@ def train(
     profile: str = typer.Option("smoke", help="Sizes from stages/lambda_grpo/params.yaml: smoke, default or full."),
     sft_steps: int = typer.Option(None, help=f"SFT steps (1..{MAX_SFT_STEPS:,}; default: the profile's)."),
     rl_steps: int = typer.Option(None, help=f"RL steps (1..{MAX_RL_STEPS:,}; default: the profile's)."),
+    lr: float = typer.Option(None, "--lr", help=f"RL learning rate of both methods, in (0, {MAX_LR:g}] (default: the "
+                                                "first of the profile's lr_grid; no sweep outside DVC)."),
     seed: int = typer.Option(0, help="Seed of data, SFT and RL (>= 0)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -118,15 +121,18 @@ def train(
         check_range("--sft-steps", sft_steps, low=1, high=MAX_SFT_STEPS)
     if rl_steps is not None:
         check_range("--rl-steps", rl_steps, low=1, high=MAX_RL_STEPS)
+    if lr is not None:
+        check_number("--lr", lr, above=0, at_most=MAX_LR)
     check_range("--seed", seed, low=0)
     from .experiments import train_outside_dvc  # torch, transformers: after the checks
 
-    result = train_outside_dvc(profile, method, sft_steps, rl_steps, seed)
+    result = train_outside_dvc(profile, method, sft_steps, rl_steps, seed, lr)
     if as_json:
         print(json.dumps(result))
         return
     out = console()
-    out.print(f"SFT policy ({result['parameters']:,} parameters): greedy val accuracy {result['initial_greedy_val']:.3f}")
+    out.print(f"SFT policy ({result['parameters']:,} parameters): greedy val accuracy {result['initial_greedy_val']:.3f}; "
+              f"RL lr {result['lr']:g}")
     for name, row in result["methods"].items():
         out.print(f"{name}: best greedy val {row['best_val']:.3f} at step {row['best_step']}, test {row['test']:.3f}, "
                   f"median step {row['median_step_s'] * 1e3:.1f} ms")

@@ -8,9 +8,10 @@ PAPER = Paper(
     stages=(
         Stage("generate", outputs=("generate",)),
         Stage("train", inputs=("generate",), outputs=("train",)),
-        Stage("solve", inputs=("generate", "train"), outputs=("solve",)),
+        Stage("tune", inputs=("generate", "train"), outputs=("tune",)),
+        Stage("solve", inputs=("generate", "train", "tune"), outputs=("solve",)),
         Stage("evaluate",
-              inputs=("generate", "train", "solve"), committed=("summary.json",), plots=("plots",), claims=True),
+              inputs=("generate", "train", "tune", "solve"), committed=("summary.json",), plots=("plots",), claims=True),
     ),
     command=Command("app", "GRPO vs lambda-GRPO: process sets and token weights of your own groups; "
                     "runs on chain arithmetic."),

@@ -37,14 +37,24 @@ class RLSetting:
     k_max: int
     eval_every: int
     eval_samples: int
+    modulus: int = 10
+
+
+def greedy_rewards(model, problems: list[task.ChainProblem], k_max: int) -> list[float]:
+    """Each problem's reward under greedy decoding (the per-prompt view the precondition's interval needs)."""
+    completions = generate_completions(model, [p.prompt_ids() for p in problems], max_new_tokens=task.max_completion_length(k_max),
+                                       eos=task.VOCAB.eos, pad=task.VOCAB.pad, greedy=True)
+    return [task.reward(p, c, k_max) for p, c in zip(problems, completions)]
 
 
 def accuracy(model, problems: list[task.ChainProblem], k_max: int, *, greedy: bool, samples: int = 1,
              temperature: float = 1.0, seed: int = 0) -> float:
     """Mean reward over the problems: greedy decoding, or `samples` completions each at `temperature`."""
+    if greedy:
+        return float(np.mean(greedy_rewards(model, problems, k_max)))
     completions = generate_completions(model, [p.prompt_ids() for p in problems], n_per_prompt=samples,
                                        max_new_tokens=task.max_completion_length(k_max), eos=task.VOCAB.eos,
-                                       pad=task.VOCAB.pad, temperature=temperature, greedy=greedy, seed=seed)
+                                       pad=task.VOCAB.pad, temperature=temperature, seed=seed)
     return float(np.mean([task.reward(problems[i // samples], c, k_max) for i, c in enumerate(completions)]))
 
 
@@ -84,9 +94,9 @@ def rl_step(model, optimizer, method: str, problems, setting: RLSetting, seed: i
 
 
 def run_rl(model, method: str, setting: RLSetting, seed: int, val: list[task.ChainProblem],
-           test: list[task.ChainProblem]) -> dict:
+           test: list[task.ChainProblem] | None) -> dict:
     """RL-tune `model` in place; the curves (per evaluation and per step) and the test accuracy at the best
-    validation step (the first of equal ones)."""
+    validation step (the first of equal ones; None without a test set: the learning-rate sweep)."""
     if method not in METHODS:
         raise ValueError(f"method: must be one of {METHODS}, got {method!r}")
     prompt_rng = np.random.default_rng(derive_seed(seed, "rl-prompts"))
@@ -102,14 +112,19 @@ def run_rl(model, method: str, setting: RLSetting, seed: int, val: list[task.Cha
                 best = (greedy, step, copy.deepcopy(model.state_dict()))
         if step == setting.steps:
             break
-        problems = [task.sample_problem(prompt_rng, setting.k_min, setting.k_max)
+        problems = [task.sample_problem(prompt_rng, setting.k_min, setting.k_max, setting.modulus)
                     for _ in range(setting.prompts_per_step)]
         started = time.perf_counter()
         row = rl_step(model, optimizer, method, problems, setting, derive_seed(seed, "rl-sample", step))
         steps.append(row | {"wall_time_s": time.perf_counter() - started})
-    final_state = copy.deepcopy(model.state_dict())
-    model.load_state_dict(best[2])
-    test_accuracy = accuracy(model, test, setting.k_max, greedy=True)
-    model.load_state_dict(final_state)
     return {"method": method, "seed": seed, "evals": evals, "steps": steps, "best_step": best[1],
-            "best_val": best[0], "test_at_best": test_accuracy}
+            "best_val": best[0], "test_at_best": None if test is None else accuracy_of_state(model, best[2], test, setting.k_max)}
+
+
+def accuracy_of_state(model, state: dict, test: list[task.ChainProblem], k_max: int) -> float:
+    """Greedy test accuracy of `model` with the weights `state`, the model's own weights restored after."""
+    final_state = copy.deepcopy(model.state_dict())
+    model.load_state_dict(state)
+    test_accuracy = accuracy(model, test, k_max, greedy=True)
+    model.load_state_dict(final_state)
+    return test_accuracy

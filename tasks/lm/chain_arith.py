@@ -4,6 +4,10 @@ Prompt `BOS x0 op1 d1 ... opK dK SEP` (digits 0-9, ops + - *), reference complet
 y_k = (y_{k-1} op_k d_k) mod 10, y_0 = x0. The intermediate digits are the process steps; the reward only
 looks at the answer. A noisy teacher writes a wrong digit with probability p_err at each step and continues the
 chain consistently from it, so its traces are internally consistent but can end wrong.
+
+A family is the modulus and the range of K: the default mod 10 with short chains, and the spec's harder family
+(mod 7, K in [8, 12]: longer chains, so more error points where a group's samples branch). In a mod-m family the
+operands and values are 0..m-1; the prompt has the same form (a policy is trained on one family).
 """
 from __future__ import annotations
 
@@ -19,8 +23,8 @@ ANSWER = "A"
 VOCAB = TokenVocab(DIGITS + OPS + ("=", ANSWER))
 
 
-def apply(op: str, y: int, d: int) -> int:
-    return (y + d) % 10 if op == "+" else (y - d) % 10 if op == "-" else (y * d) % 10
+def apply(op: str, y: int, d: int, modulus: int = 10) -> int:
+    return (y + d) % modulus if op == "+" else (y - d) % modulus if op == "-" else (y * d) % modulus
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class ChainProblem:
     x0: int
     ops: tuple[str, ...]
     digits: tuple[int, ...]
+    modulus: int = 10
 
     @property
     def k(self) -> int:
@@ -37,7 +42,7 @@ class ChainProblem:
         """y_1..y_K."""
         values, y = [], self.x0
         for op, d in zip(self.ops, self.digits):
-            y = apply(op, y, d)
+            y = apply(op, y, d, self.modulus)
             values.append(y)
         return values
 
@@ -50,11 +55,11 @@ class ChainProblem:
         return [VOCAB.bos] + VOCAB.encode(body) + [VOCAB.sep]
 
     def to_json(self) -> dict:
-        return {"x0": self.x0, "ops": "".join(self.ops), "digits": list(self.digits)}
+        return {"x0": self.x0, "ops": "".join(self.ops), "digits": list(self.digits), "modulus": self.modulus}
 
     @classmethod
     def from_json(cls, row: dict) -> ChainProblem:
-        return cls(int(row["x0"]), tuple(row["ops"]), tuple(int(d) for d in row["digits"]))
+        return cls(int(row["x0"]), tuple(row["ops"]), tuple(int(d) for d in row["digits"]), int(row.get("modulus", 10)))
 
 
 def max_completion_length(k_max: int) -> int:
@@ -62,23 +67,25 @@ def max_completion_length(k_max: int) -> int:
     return k_max + 3
 
 
-def sample_problem(rng: np.random.Generator, k_min: int, k_max: int) -> ChainProblem:
+def sample_problem(rng: np.random.Generator, k_min: int, k_max: int, modulus: int = 10) -> ChainProblem:
     if not 1 <= k_min <= k_max:
         raise ValueError(f"k_min, k_max: need 1 <= k_min <= k_max, got {k_min}, {k_max}")
+    if not 2 <= modulus <= len(DIGITS):
+        raise ValueError(f"modulus: need 2..{len(DIGITS)} (one digit token per value), got {modulus}")
     k = int(rng.integers(k_min, k_max + 1))
-    return ChainProblem(int(rng.integers(10)), tuple(OPS[i] for i in rng.integers(3, size=k)),
-                        tuple(int(d) for d in rng.integers(10, size=k)))
+    return ChainProblem(int(rng.integers(modulus)), tuple(OPS[i] for i in rng.integers(3, size=k)),
+                        tuple(int(d) for d in rng.integers(modulus, size=k)), modulus)
 
 
 def distinct_problems(rng: np.random.Generator, n: int, k_min: int, k_max: int,
-                      exclude: set[ChainProblem] = frozenset()) -> list[ChainProblem]:
+                      exclude: set[ChainProblem] = frozenset(), modulus: int = 10) -> list[ChainProblem]:
     """`n` distinct problems, none in `exclude` (rejection on exact duplicates)."""
-    space = sum(10 * 30 ** k for k in range(k_min, k_max + 1))
+    space = sum(modulus * (3 * modulus) ** k for k in range(k_min, k_max + 1))
     if n > (space - len(exclude)) // 2:
         raise ValueError(f"n: {n} distinct problems is too many for K in [{k_min}, {k_max}] ({space} exist)")
     chosen: dict[ChainProblem, None] = {}
     while len(chosen) < n:
-        problem = sample_problem(rng, k_min, k_max)
+        problem = sample_problem(rng, k_min, k_max, modulus)
         if problem not in exclude:
             chosen.setdefault(problem)
     return list(chosen)
@@ -96,11 +103,11 @@ def reference_completion(problem: ChainProblem) -> list[int]:
 def teacher_completion(problem: ChainProblem, p_err: float, rng: np.random.Generator) -> tuple[list[int], bool]:
     """A noisy teacher's trace and whether it made an error: at each step, with probability p_err, a uniformly
     random wrong digit, the chain continuing from it."""
-    values, y, noisy = [], problem.x0, False
+    values, y, noisy, m = [], problem.x0, False, problem.modulus
     for op, d in zip(problem.ops, problem.digits):
-        y = apply(op, y, d)
+        y = apply(op, y, d, m)
         if rng.random() < p_err:
-            y = int((y + rng.integers(1, 10)) % 10)  # uniform over the 9 wrong digits
+            y = int((y + rng.integers(1, m)) % m)  # uniform over the m - 1 wrong values
             noisy = True
         values.append(y)
     return completion_ids(values), noisy

@@ -26,7 +26,7 @@ def test_weights_report(tmp_path):
                                           "mc_advantage": 0.0}]
 
 
-@pytest.mark.heavy  # a table of 16 rows in a child process: ~7 s (test_weights_report stays)
+@pytest.mark.heavy  # a table of 19 rows in a child process: ~7 s (test_weights_report stays)
 def test_entry_point_rows(tmp_path):
     f = lambda name, text: write(tmp_path / name, text)  # noqa: E731
     good = f("good.jsonl", '{"tokens": [1, 2], "reward": 1}\n{"tokens": [1, 3], "reward": 0}\n')
@@ -48,13 +48,17 @@ def test_entry_point_rows(tmp_path):
         Row(("lambda-grpo", "train", "--rl-steps", "0"), code=2, names=("--rl-steps",)),
         Row(("lambda-grpo", "train", "--sft-steps", "1000000"), code=2, names=("--sft-steps", "100,000")),
         Row(("lambda-grpo", "train", "--profile", "huge"), code=2, names=("--profile", "huge")),
+        Row(("lambda-grpo", "train", "--lr", "0"), code=2, names=("--lr", "0")),
+        Row(("lambda-grpo", "train", "--lr", "nan"), code=2, names=("--lr", "nan")),
+        Row(("lambda-grpo", "train", "--lr", "2.5"), code=2, names=("--lr", "2.5", "(0, 1]")),
     ])
 
 
 @pytest.mark.slow  # a child process that imports torch and transformers, trains and RL-tunes
 def test_train_runs_both_methods_from_one_sft_policy():
-    (done,) = run_rows([Row(("lambda-grpo", "train", "--sft-steps", "5", "--rl-steps", "2", "--json"), code=0)])
+    (done,) = run_rows([Row(("lambda-grpo", "train", "--sft-steps", "5", "--rl-steps", "2", "--lr", "0.002", "--json"),
+                            code=0)])
     assert done.code == 0, done.stderr
     result = json.loads(done.stdout)
-    assert set(result["methods"]) == {"grpo", "lambda_grpo"} and result["parameters"] > 0
+    assert set(result["methods"]) == {"grpo", "lambda_grpo"} and result["parameters"] > 0 and result["lr"] == 0.002
     assert all(0 <= row["test"] <= 1 for row in result["methods"].values())

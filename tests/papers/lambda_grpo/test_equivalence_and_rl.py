@@ -71,3 +71,19 @@ def test_rl_run_is_deterministic_and_methods_share_step_zero():
     assert first["grpo"] == first["lambda_grpo"]  # the same SFT policy, prompts and sampling seed
     assert runs["grpo"]["evals"][0] == runs["lambda_grpo"]["evals"][0]
     assert [e["step"] for e in again["evals"]] == [0, 2, 3] and len(again["steps"]) == 3
+
+
+def test_a_sweep_run_has_no_test_set_and_a_mod_7_run_trains_on_mod_7_prompts(monkeypatch):
+    import dataclasses
+
+    from flows.lambda_grpo import rl
+
+    drawn = []
+    sample = rl.task.sample_problem
+    monkeypatch.setattr(rl.task, "sample_problem", lambda *a: drawn.append(sample(*a)) or drawn[-1])
+    rng = np.random.default_rng(4)
+    val = task.distinct_problems(rng, 8, 2, 3, modulus=7)
+    setting = dataclasses.replace(SETTING, modulus=7)
+    run = run_rl(small_model(), "lambda_grpo", setting, 11, val, None)
+    assert run["test_at_best"] is None and run["best_val"] >= 0
+    assert drawn and all(p.modulus == 7 and max(p.digits) < 7 for p in drawn)
