@@ -1,6 +1,6 @@
-"""What the hardware allows and what each stage costs (spec §6.3-6.4): CPU topology, the parallel-efficiency probe
-(a fixed matmul workload on one core alone vs on both cores at once, one pinned process each), and the per-stage
-costs c_d(b), c_v(b, k), the accept overhead and the pipe round trip, measured in pinned single-thread workers."""
+"""What the hardware allows and what a step costs (spec §6.3-6.4), measured inside the solve stage: CPU topology, the
+parallel-efficiency probe (a fixed matmul workload on each pinned worker alone, then on both at once), and one
+step's drafting, verification and pipe round trip in a run's own workers (right before and after it)."""
 from __future__ import annotations
 
 import os
@@ -52,6 +52,23 @@ def round_trip(worker: Worker, payload, repeats: int) -> float:
     return float(statistics.median(times))
 
 
-def stage_costs(worker: Worker, contexts: list[list[int]], batches: list[int], ks: list[int], repeats: int) -> dict:
-    """{b: {k: {c_d, c_v, accept}}} on the first b contexts."""
-    return {b: {k: worker.call("stage_times", contexts=contexts[:b], k=k, repeats=repeats) for k in ks} for b in batches}
+def run_costs(main: Worker, drafter: Worker | None, contexts: list[list[int]], batch: int, k: int, temperature: float,
+              repeats: int) -> dict:
+    """One step's costs as a decode run meets them, in its own workers: `draft_s` (k c_d: k drafter forwards and the
+    sampling), `verify_s` (c_v: the target forward and the sampler) and `round_trip_s` (o'). SD-1c (`drafter`
+    None): both in `main` on B contexts, one after the other, no pipe on the step's path (o = 0). PSD-2c: on B/2
+    contexts, drafting in `drafter` while `main` verifies (the run's concurrency), plus one echo of a verify-sized
+    message to `main`."""
+    args = dict(k=k, temperature=temperature, repeats=repeats)
+    if drafter is None:
+        mine = contexts[:batch]
+        return {"draft_s": main.call("draft_cost", contexts=mine, **args),
+                "verify_s": main.call("verify_cost", contexts=mine, **args), "round_trip_s": 0.0}
+    half = contexts[:batch // 2]
+    drafter.send("draft_cost", contexts=half, **args)
+    main.send("verify_cost", contexts=half, **args)
+    costs = {"draft_s": drafter.receive(), "verify_s": main.receive()}
+    from tasks.lm.corpus import CHAR_VOCAB
+
+    message = (half, [c[-k:] for c in half], np.zeros((len(half), k, CHAR_VOCAB.size)))
+    return costs | {"round_trip_s": round_trip(main, message, repeats)}

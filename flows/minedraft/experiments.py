@@ -3,12 +3,17 @@
 - AR-1c: target only, one core.  SD-1c: draft then verify in one process on one core (SD with the drafter sharing
   the target's device).  PSD-2c: drafter worker on core 1, target worker on core 0 (MineDraft's extra device).
   SD-2c: sequential SD with 2 intra-op threads on both cores (the equal-resources control).
+  The GPU variants (flows/minedraft/gpu.py) where the workers hold a GpuWorkers.
+SD-1c and PSD-2c runs can be bracketed by a calibration (`run_bracketed`) in their own worker processes right before
+and right after the decode: the timing model is fed by each run's own costs, not by a stage run at another load.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 
+from .calibrate import run_costs
+from .gpu import GpuWorkers
 from .psd import decode_psd
 from .worker import Worker
 
@@ -25,6 +30,7 @@ class Workers:
 
     main: Worker
     drafter: Worker | None
+    gpu: GpuWorkers | None = None
 
     @classmethod
     def start(cls, target: str, drafter: str | None, with_drafter: bool = True) -> "Workers":
@@ -34,7 +40,7 @@ class Workers:
         return workers
 
     def close(self) -> None:
-        for w in (self.main, self.drafter):
+        for w in (self.main, self.drafter, self.gpu):
             if w is not None:
                 w.close()
 
@@ -47,8 +53,11 @@ def run_config(workers: Workers, config: str, prompts: list[list[int]], *, max_n
     """One timed decode of every prompt; the 1-minute load average before and after beside it."""
     load_before = os.getloadavg()[0]
     kwargs = dict(max_new=max_new, k=k, temperature=temperature, batch=batch, seed=seed)
-    if config == "PSD-2c":
-        result = decode_psd(workers.drafter, workers.main, prompts, **kwargs).as_dict()
+    if config in PSD_WORKERS:
+        drafter, target = PSD_WORKERS[config](workers)
+        result = decode_psd(drafter, target, prompts, **kwargs).as_dict()
+    elif config == "SD-gpu":
+        result = workers.gpu.main.call("decode", prompts=prompts, method="sd", **kwargs)
     elif config == "SD-2c":
         workers.main.call("pin", cores=[CORE_TARGET, CORE_DRAFTER], threads=2)
         try:
@@ -64,6 +73,28 @@ def run_config(workers: Workers, config: str, prompts: list[list[int]], *, max_n
                      "load_after": os.getloadavg()[0]}
 
 
-def warm_up(workers: Workers, prompts: list[list[int]], k: int, temperature: float) -> None:
-    for config in CONFIGS:
+# the (drafter, target) handles of each PSD configuration
+PSD_WORKERS = {"PSD-2c": lambda w: (w.drafter, w.main), "PSD-gpu+cpu": lambda w: (w.drafter, w.gpu.main),
+               "PSD-2stream": lambda w: (w.gpu.draft_stream, w.gpu.verify_stream)}
+BRACKETED = ("SD-1c", "PSD-2c")  # the two sides of the timing model
+
+
+def run_bracketed(workers: Workers, config: str, prompts: list[list[int]], contexts: list[list[int]], *,
+                  calibrate_repeats: int, **decode) -> dict:
+    """run_config, and for SD-1c and PSD-2c the per-step costs calibrated in the run's own workers right before and
+    right after it (`calibration`: before, after)."""
+    if config not in BRACKETED:
+        return run_config(workers, config, prompts, **decode)
+
+    def calibrate() -> dict:
+        return run_costs(workers.main, workers.drafter if config == "PSD-2c" else None, contexts, decode["batch"],
+                         decode["k"], decode["temperature"], calibrate_repeats)
+    before = calibrate()
+    run = run_config(workers, config, prompts, **decode)
+    return run | {"calibration": {"before": before, "after": calibrate()}}
+
+
+def warm_up(workers: Workers, prompts: list[list[int]], k: int, temperature: float,
+            configs: tuple[str, ...] = CONFIGS) -> None:
+    for config in configs:
         run_config(workers, config, prompts[:2], max_new=2, k=k, temperature=temperature, batch=2, seed=0)

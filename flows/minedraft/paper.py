@@ -8,9 +8,8 @@ PAPER = Paper(
     stages=(
         Stage("generate", outputs=("generate",)),
         Stage("train", inputs=("generate",), outputs=("train",)),
-        Stage("calibrate", inputs=("generate", "train"), outputs=("calibrate",)),
         Stage("solve", inputs=("generate", "train"), outputs=("solve",)),
-        Stage("evaluate", inputs=("solve", "calibrate"), committed=("summary.json",), plots=("plots",), claims=True),
+        Stage("evaluate", inputs=("solve",), committed=("summary.json",), plots=("plots",), claims=True),
     ),
     command=Command("app", "MineDraft: AR, speculative and batch-parallel speculative decoding of your own prompts."),
 )

@@ -1,8 +1,10 @@
 """MineDraft: batch-parallel speculative decoding (Tang et al., ICML 2026), a CPU reproduction.
 
 Stages: generate (stdlib character corpus, benchmark prompts), train (tiny GPT-2 target and drafter, tasks.lm),
-calibrate (CPU topology, the parallel-efficiency probe, per-stage costs c_d, c_v and overheads in pinned workers),
-solve (AR-1c, SD-1c, PSD-2c, SD-2c per k and repeat at temperature 1, plus greedy runs), evaluate (C1-C3, plots).
+solve (the CPU topology; AR-1c, SD-1c, PSD-2c, SD-2c per k and repeat at temperature 1, SD-1c and PSD-2c bracketed by
+calibrations of their step costs in their own workers, a host probe round before every repeat and after the last,
+the GPU variants where the profile asks and CUDA is present, plus greedy runs), evaluate (C1-C3, plots). The spec's
+separate calibrate stage is folded into solve: costs measured minutes apart at another load do not describe a run.
 """
 from __future__ import annotations
 
@@ -27,9 +29,12 @@ from tasks.lm.training import TrainSetting
 from . import calibrate as calib
 from . import plots
 from .claims import claims as paper_claims, sampler_check, summarize
-from .experiments import CONFIGS, Workers, run_config, warm_up
+from .experiments import CONFIGS, CORE_TARGET, Workers, run_bracketed, run_config, warm_up
+from .gpu import GPU_CONFIGS, GpuWorkers, cuda_available
 from .params import Params
 from .prompts import line_windows
+
+REFERENCES = ("AR-1c", "SD-2c")  # reported beside C2, no gate
 
 
 # ---------------------------------------------------------------- generate
@@ -85,50 +90,31 @@ def train(params: Params, context: StageContext) -> StageReport:
     return StageReport(metrics=metrics, curves=curves)
 
 
-# ---------------------------------------------------------------- calibrate
-
-@flow(name="minedraft-calibrate", task_runner=task_runner())
-def calibrate(params: Params, context: StageContext) -> StageReport:
-    models, folder = context.data("train"), context.out("calibrate")
-    folder.mkdir(parents=True)
-    contexts = json.loads(context.data("generate", "prompts.json").read_text())["calibration_contexts"]
-    half = params.batch // 2
-    with calib.Worker([0], 1, str(models / "target"), str(models / "drafter")) as core0, \
-            calib.Worker([1], 1) as core1:
-        probe = calib.parallel_efficiency([core0, core1], params.probe.size, params.probe.repeats)
-        costs = calib.stage_costs(core0, contexts, [half, params.batch], params.ks, params.calibrate_repeats)
-        vocab = CHAR_VOCAB.size
-        ipc = {b: {k: calib.round_trip(core0, ([[0] * k] * b, np.zeros((b, k, vocab))), 2 * params.calibrate_repeats)
-                   for k in params.ks} for b in (half, params.batch)}
-    record = {"topology": calib.cpu_topology(), "probe": probe, "batches": [half, params.batch],
-              "costs": costs, "round_trip_s": ipc}
-    write_json(folder / "stage_times.json", record)
-    metrics = {"probe.efficiency": probe["efficiency"], "load_average": record["topology"]["load_average"][0]}
-    for b in (half, params.batch):
-        for k in params.ks:
-            metrics |= {f"b{b}.k{k}.{key}": value for key, value in costs[b][k].items()}
-    return StageReport(metrics=metrics)
-
-
 # ---------------------------------------------------------------- solve
 
 @flow(name="minedraft-solve", task_runner=task_runner())
 def solve(params: Params, context: StageContext) -> StageReport:
     models, folder = context.data("train"), context.out("solve")
     folder.mkdir(parents=True)
-    prompts = json.loads(context.data("generate", "prompts.json").read_text())["prompts"]
+    generated = json.loads(context.data("generate", "prompts.json").read_text())
+    prompts, contexts = generated["prompts"], generated["calibration_contexts"]
     base = dict(max_new=params.max_new, batch=params.batch)
-    runs, greedy = [], []
+    runs, greedy, probes = [], [], []
     workers = Workers.start(str(models / "target"), str(models / "drafter"))
     try:
-        warm_up(workers, prompts, params.ks[0], params.temperature)
+        gpu_note = start_gpu(workers, params, models)
+        configs = CONFIGS + (GPU_CONFIGS if workers.gpu else ())
+        warm_up(workers, prompts, params.ks[0], params.temperature, configs)
         for rep in range(params.repeats):
+            probes.append(probe_round(workers, params))
             seed = derive_seed(params.seed, "decode", rep)
-            order = [CONFIGS[(i + rep) % len(CONFIGS)] for i in range(len(CONFIGS))]  # spread the load drift
+            order = [configs[(i + rep) % len(configs)] for i in range(len(configs))]  # spread the load drift
             for config in order:
-                for k in ([params.ks[0]] if config == "AR-1c" else params.ks):
-                    runs.append(run_config(workers, config, prompts, k=k, temperature=params.temperature,
-                                           seed=seed, **base) | {"repeat": rep})
+                for k in draft_lengths(params, config, rep):
+                    runs.append(run_bracketed(workers, config, prompts, contexts, k=k, temperature=params.temperature,
+                                              seed=seed, calibrate_repeats=params.calibrate_repeats, **base)
+                                | {"repeat": rep})
+        probes.append(probe_round(workers, params))
         seed = derive_seed(params.seed, "decode", "greedy")
         greedy.append(run_config(workers, "AR-1c", prompts, k=1, temperature=0.0, seed=seed, **base))
         for k in params.ks:
@@ -137,12 +123,41 @@ def solve(params: Params, context: StageContext) -> StageReport:
         info = workers.info()
     finally:
         workers.close()
-    write_json(folder / "runs.json", {"runs": runs, "workers": info, "prompts": len(prompts)})
+    write_json(folder / "runs.json", {"runs": runs, "probes": probes, "gpu": gpu_note, "workers": info,
+                                      "topology": calib.cpu_topology(), "prompts": len(prompts)})
     write_json(folder / "greedy.json", {"runs": greedy, "near_ties": near_ties(models / "target", prompts, greedy)})
     summary = summarize(runs)
     return StageReport(metrics={f"{c}.k{k}.{m}": row[m] for (c, k), row in summary.items()
                                 for m in ("throughput", "latency_s", "vsr")}
-                       | {"load_average": os.getloadavg()[0]})
+                       | {"load_average": os.getloadavg()[0],
+                          "probe.efficiency_median": float(np.median([p["efficiency"] for p in probes]))})
+
+
+def draft_lengths(params: Params, config: str, repeat: int) -> list[int]:
+    """The ks `config` runs at in this repeat: none for a reference past its repeats, one for AR-1c (k unused)."""
+    if config in REFERENCES and repeat >= params.reference_repeats:
+        return []
+    if config == "AR-1c":
+        return params.ks[:1]
+    if config == "SD-2c" and params.control_ks:
+        return params.control_ks
+    return params.ks
+
+
+def start_gpu(workers: Workers, params: Params, models: Path) -> str:
+    """The GPU variants' workers where the profile asks for them and CUDA is present; else why they do not run."""
+    if not params.gpu_variants:
+        return "not in this profile"
+    if not cuda_available():
+        return "not run: no CUDA device on this machine"
+    workers.gpu = GpuWorkers.start(CORE_TARGET, str(models / "target"), str(models / "drafter"))
+    return ""
+
+
+def probe_round(workers: Workers, params: Params) -> dict:
+    """The host probe in the run's own two workers (PSD's target and drafter cores): a fixed CPU-bound workload on
+    each alone, then on both at once."""
+    return calib.parallel_efficiency([workers.main, workers.drafter], params.probe.size, params.probe.repeats)
 
 
 def near_ties(target_folder: Path, prompts: list[list[int]], greedy: list[dict]) -> list[dict]:
@@ -170,12 +185,12 @@ def near_ties(target_folder: Path, prompts: list[list[int]], greedy: list[dict])
 
 @flow(name="minedraft-evaluate", task_runner=task_runner())
 def evaluate(params: Params, context: StageContext) -> StageReport:
-    runs = json.loads(context.data("solve", "runs.json").read_text())["runs"]
+    solved = json.loads(context.data("solve", "runs.json").read_text())
     greedy = json.loads(context.data("solve", "greedy.json").read_text())
-    stage_times = json.loads(context.data("calibrate", "stage_times.json").read_text())
     sampler = sampler_check(params.sampler_draws, derive_seed(params.seed, "sampler"))
-    claims, tables = paper_claims(runs, greedy, stage_times, sampler, params)
-    headline = {"probe_efficiency": stage_times["probe"]["efficiency"], "load_average": tables["load_average"]}
+    claims, tables = paper_claims(solved, greedy, sampler, params)
+    tables |= {"topology": solved["topology"]}
+    headline = {"probe_efficiency": tables["host"]["efficiency"], "load_average": tables["load_average"]}
     write_json(context.out("summary.json"), tables)
     folder = context.out("plots")
     plots.by_k(tables["summary"], "throughput", "tokens / s", folder / "throughput.png")
@@ -185,4 +200,4 @@ def evaluate(params: Params, context: StageContext) -> StageReport:
                        claims=claims, headline=headline)
 
 
-STAGES = {"generate": generate, "train": train, "calibrate": calibrate, "solve": solve, "evaluate": evaluate}
+STAGES = {"generate": generate, "train": train, "solve": solve, "evaluate": evaluate}

@@ -33,12 +33,18 @@ def serve(fd: int) -> None:
         connection.send(reply)
 
 
-def setup(state: dict, cores: list[int], threads: int, target: str | None = None, drafter: str | None = None) -> dict:
+def setup(state: dict, cores: list[int], threads: int, target: str | None = None, drafter: str | None = None,
+          device: str = "cpu") -> dict:
+    load(state, target, drafter, device)
+    return pin(state, cores, threads) | {"device": device}
+
+
+def load(state: dict, target: str | None, drafter: str | None, device: str) -> None:
+    """The models this worker runs, on `device` (a GPU variant's target or both models on "cuda")."""
     from tasks.lm.model import load_model
 
-    state["target"] = load_model(target)[0] if target else None
-    state["drafter"] = load_model(drafter)[0] if drafter else None
-    return pin(state, cores, threads)
+    state["target"] = load_model(target)[0].to(device) if target else None
+    state["drafter"] = load_model(drafter)[0].to(device) if drafter else None
 
 
 def pin(state: dict, cores: list[int], threads: int) -> dict:
@@ -99,30 +105,41 @@ def matmul(state: dict, size: int, repeats: int) -> float:
     return time.perf_counter() - t0
 
 
-def stage_times(state: dict, contexts, k: int, repeats: int) -> dict:
-    """Median seconds of one drafter forward (c_d) and one target forward over k + 1 more positions (c_v) on these
-    contexts, and of the rejection sampler on them (the per-step accept overhead)."""
+def median_seconds(fn, repeats: int) -> float:
+    """Median seconds of `fn()` over `repeats` calls after one warm-up call."""
+    import statistics
+
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(statistics.median(times))
+
+
+def draft_cost(state: dict, contexts, k: int, temperature: float, repeats: int) -> float:
+    """Median seconds of one step's drafting on these contexts (k drafter forwards and the sampling, as `draft`
+    does); the calibration's own PRNG streams, so the run's are untouched."""
+    from tasks.lm.speculative import DRAFT_STREAM, Streams, draft_tokens
+
+    rngs = Streams(0, DRAFT_STREAM)(range(len(contexts)))
+    return median_seconds(lambda: draft_tokens(state["drafter"], contexts, k, temperature, rngs), repeats)
+
+
+def verify_cost(state: dict, contexts, k: int, temperature: float, repeats: int) -> float:
+    """Median seconds of one step's verification on these contexts (the target forward over k drafts and the
+    sampler, as `verify` does). The drafts repeat each context's last k tokens under a uniform q: the cost does not
+    depend on which tokens they are."""
     import numpy as np
 
-    from tasks.lm.speculative import last_logits, probabilities, accept_sampled, request_rng
+    from tasks.lm.speculative import ACCEPT_STREAM, Streams, verify_and_accept
 
-    def median(fn):
-        fn()
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return float(np.median(times))
-
-    longer = [c + c[-k - 1:] for c in contexts]
-    p = probabilities(last_logits(state["target"], longer, k + 1), 1.0)
-    q = probabilities(last_logits(state["drafter"], longer, k), 1.0)
-    rng = request_rng(0, 0, 0)
-    drafts = [[int(np.argmax(qi[j])) for j in range(k)] for qi in q]
-    return {"c_d": median(lambda: last_logits(state["drafter"], contexts, 1)),
-            "c_v": median(lambda: last_logits(state["target"], longer, k + 1)),
-            "accept": median(lambda: [accept_sampled(p[i], q[i], drafts[i], rng) for i in range(len(contexts))])}
+    drafts = [list(c[-k:]) for c in contexts]
+    vocab = state["target"].config.vocab_size
+    q = None if temperature == 0 else np.full((len(contexts), k, vocab), 1.0 / vocab)
+    rngs = Streams(0, ACCEPT_STREAM)(range(len(contexts)))
+    return median_seconds(lambda: verify_and_accept(state["target"], contexts, drafts, q, temperature, rngs), repeats)
 
 
 def ping(state: dict, payload=None):
@@ -130,14 +147,15 @@ def ping(state: dict, payload=None):
 
 
 HANDLERS = {"setup": setup, "pin": pin, "reset": reset, "draft": draft, "verify": verify, "busy": busy, "decode": decode,
-            "matmul": matmul, "stage_times": stage_times, "ping": ping}
+            "matmul": matmul, "draft_cost": draft_cost, "verify_cost": verify_cost, "ping": ping}
 
 
 class Worker:
     """The orchestrator's handle on one worker process: `call` waits for the reply, `send`/`receive` overlap work.
     Start-up (imports, model loading) runs while the caller goes on; the first `receive` waits for it."""
 
-    def __init__(self, cores: list[int], threads: int, target: str | None = None, drafter: str | None = None):
+    def __init__(self, cores: list[int], threads: int, target: str | None = None, drafter: str | None = None,
+                 device: str = "cpu"):
         root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
                    PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
@@ -146,7 +164,7 @@ class Worker:
                                         pass_fds=[theirs.fileno()], env=env, cwd=root)
         theirs.close()
         self.info = None
-        self.send("setup", cores=cores, threads=threads, target=target, drafter=drafter)
+        self.send("setup", cores=cores, threads=threads, target=target, drafter=drafter, device=device)
 
     def send(self, command: str, **args) -> None:
         if self.info is None and command != "setup":

@@ -60,12 +60,13 @@ def accept_greedy(target_argmax, drafts) -> tuple[list[int], int]:
 
 @torch.no_grad()
 def last_logits(model, contexts: list[list[int]], width: int) -> torch.Tensor:
-    """Logits [b, width, V] of each context's last `width` positions, one forward of the right-padded batch."""
+    """Logits [b, width, V] of each context's last `width` positions, one forward of the right-padded batch, on the
+    CPU whatever device the model is on (a GPU model's forward has finished when this returns)."""
     lengths = torch.tensor([len(c) for c in contexts])
     ids = torch.zeros((len(contexts), int(lengths.max())), dtype=torch.long)
     for i, c in enumerate(contexts):
         ids[i, :len(c)] = torch.tensor(c)
-    logits = model(input_ids=ids).logits
+    logits = model(input_ids=ids.to(model.device)).logits.cpu()
     positions = lengths[:, None] - width + torch.arange(width)
     return logits[torch.arange(len(contexts))[:, None], positions].float()
 

@@ -1,13 +1,13 @@
 """PSD over two pinned worker processes (spec minedraft §10 tests 4-7): same outputs as AR / SD, the schedule
-invariant, balanced halves, determinism; the timing model; the sampler check of C1."""
+invariant, balanced halves, determinism; the calibrations around a run; the sampler check of C1."""
 from __future__ import annotations
 
 import pytest
 import torch
 
 from flows.minedraft.claims import sampler_check
+from flows.minedraft.experiments import Workers, run_bracketed
 from flows.minedraft.psd import decode_psd
-from flows.minedraft.timing_model import predicted_speedup
 from flows.minedraft.worker import Worker
 from tasks.lm.corpus import CHAR_VOCAB
 from tasks.lm.model import TinyLMConfig, build_model, save_model
@@ -70,11 +70,19 @@ def test_schedule_invariant_and_balanced_halves(setup):
     assert overlapped > 0  # drafts did run while the other half was being verified
 
 
-def test_timing_model_limits():
-    # linear costs, k c_d = c_v, no overhead: S = 2; batch-independent costs: S = 1
-    assert predicted_speedup(2, 1.0, 2.0, 0.0, 0.5, 1.0, 0.0) == pytest.approx(2.0)
-    assert predicted_speedup(2, 1.0, 2.0, 0.0, 1.0, 2.0, 0.0) == pytest.approx(1.0)
-    assert predicted_speedup(1, 1.0, 2.0, 0.0, 0.5, 1.0, 0.0, tokens_ratio=0.5) == pytest.approx(0.75)
+@pytest.mark.heavy  # the two workers: PSD runs bracketed by calibrations in them
+def test_a_psd_run_is_bracketed_by_calibrations_in_its_own_workers(setup):
+    _, prompts, drafter, target = setup
+    workers = Workers(main=target, drafter=drafter)
+    kwargs = dict(max_new=6, k=2, temperature=1.0, batch=4, seed=5)
+    plain = decode_psd(drafter, target, prompts, **kwargs)
+    contexts = [p * 3 for p in prompts[:4]]
+    bracketed = run_bracketed(workers, "PSD-2c", prompts, contexts, calibrate_repeats=2, **kwargs)
+    assert bracketed["outputs"] == plain.outputs  # the calibrations use their own PRNG streams
+    for side in ("before", "after"):
+        costs = bracketed["calibration"][side]
+        assert set(costs) == {"draft_s", "verify_s", "round_trip_s"} and all(v > 0 for v in costs.values())
+    assert "calibration" not in run_bracketed(workers, "AR-1c", prompts, contexts, calibrate_repeats=2, **kwargs)
 
 
 def test_sampler_check_is_exact_and_deterministic():
