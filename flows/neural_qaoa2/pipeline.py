@@ -21,7 +21,7 @@ from tasks.core.io import write_csv, write_json
 from tasks.core.seeding import derive_seed
 from tasks.core.stage import StageContext, StageReport
 from tasks.quantum import dataset, instances
-from tasks.quantum.critic import train_critic
+from tasks.quantum.critic import train_critic, validation_ranking
 from tasks.quantum.exact import scip_maxcut
 from tasks.quantum.features import to_tensors
 from tasks.quantum.generator import policy_from_networks, save_networks, train_generator
@@ -33,11 +33,13 @@ from .params import Params
 PAPER = "neural_qaoa2"
 BASELINES = ("random", "modularity", "boundary", "kl")
 POLICIES = (*BASELINES, "neural")
-HEADLINE = ("test_id.neural.mean_rho", "test_id.kl.mean_rho", "test_id.random.mean_rho", "critic.within_pearson",
-            "intra_share.within_pearson", "references.proved")
+HEADLINE = ("test_id.neural.mean_rho", "test_id.kl.mean_rho", "test_id.random.mean_rho", "critic.mean_spearman",
+            "intra_share.mean_spearman", "references.proved")
 
 
 # ---------------------------------------------------------------- generate
+
+LOWER_BOUND = "lower_bound"  # a reference that is not proved optimal: the best cut known
 
 def graph_specs(params: Params) -> list[tuple[str, str, str, int, int]]:
     """(split, name, family, size, seed) of every graph of the profile."""
@@ -56,9 +58,10 @@ def graph_specs(params: Params) -> list[tuple[str, str, str, int, int]]:
 @stage_task(retries=2, retry_delay_seconds=1)
 def make_graph(folder: Path, split: str, name: str, family: str, size: int, seed: int, params: Params) -> dict:
     """Write one graph and its reference: the best of `local_search_restarts` one-flip local searches,
-    handed to SCIP as its start when the graph has at most `scip_max_edges` edges (denser ones SCIP does
-    not prove within minutes: its root LP bound is far from the optimum); status 'proved' when SCIP closes
-    the gap within its node limit, else 'best_known' (the evaluation then also takes every cut found)."""
+    handed to SCIP (with odd-cycle cuts) as its start when the graph has at most `scip_max_edges` edges (denser
+    ones SCIP does not prove within minutes); status 'proved' when SCIP closes the gap within its node limit,
+    else 'lower_bound': the best cut known, a lower bound on the optimum (`upper_bound`: SCIP's dual bound where it
+    ran), which the evaluation raises to every cut found in the run and labels as a bound wherever it is used."""
     rng = np.random.default_rng(seed)
     graph = instances.FAMILIES[family](size, rng)
     path = folder / split / f"{name}.txt"
@@ -68,10 +71,10 @@ def make_graph(folder: Path, split: str, name: str, family: str, size: int, seed
     entry = {"split": split, "name": name, "family": family, "n": graph.n, "m": len(graph.edges),
              "sum_negative": graph.sum_negative, "local_search": searched}
     if len(graph.edges) > params.scip_max_edges:
-        return entry | {"optimum": searched, "status": "best_known", "solver": "local_search", "bound": None, "gap": None}
+        return entry | {"optimum": searched, "status": LOWER_BOUND, "solver": "local_search", "bound": None, "gap": None}
     solved = scip_maxcut(graph, node_limit=params.scip_node_limit, time_limit=params.scip_time_limit, start=sides,
                          seed=seed % 2**30)
-    return entry | {"optimum": solved.cut, "status": "proved" if solved.proved else "best_known",
+    return entry | {"optimum": solved.cut, "status": "proved" if solved.proved else LOWER_BOUND,
                     "solver": f"scip:{solved.status}", "bound": solved.bound, "gap": solved.gap, "nodes": solved.nodes,
                     "solver_time_s": solved.time_s}
 
@@ -149,21 +152,33 @@ def train(params: Params, context: StageContext) -> StageReport:
     graphs = context.data("graphs")
     samples = dataset.load_samples(context.data("critic_data.json"), graphs)
     c, g = params.critic, params.generator
-    critic, critic_curve = train_critic(samples, width=c.width, layers=c.layers, epochs=c.epochs,
-                                        seed=derive_seed(params.seed, "critic"))
+    critic, critic_curve, val_graphs = train_critic(samples, width=c.width, layers=c.layers, epochs=c.epochs,
+                                                    seed=derive_seed(params.seed, "critic"))
+    ranking = validation_ranking(critic, samples, val_graphs)
+    scorer = choose_scorer(ranking)
     train_graphs = [to_tensors(instances.read_biqmac(p)) for p in sorted((graphs / "train").glob("*.txt"))]
     generator, generator_curve = train_generator(critic, train_graphs, n_max=params.qaoa.n_max, width=g.width,
                                                  layers=g.layers, epochs=g.epochs, batch=g.batch, lr=g.lr,
-                                                 seed=derive_seed(params.seed, "generator"))
+                                                 seed=derive_seed(params.seed, "generator"), scorer=scorer)
     save_networks(context.out("networks.pt"), critic, generator,
-                  {"critic": c.model_dump(), "generator": g.model_dump(), "n_max": params.qaoa.n_max})
+                  {"critic": c.model_dump(), "generator": g.model_dump(), "n_max": params.qaoa.n_max, "scorer": scorer,
+                   "validation_mean_spearman": ranking})
     write_csv(context.out("train_curves.csv"),
               [{"network": "critic", **row} for row in critic_curve] + [{"network": "generator", **row} for row in generator_curve])
-    return StageReport(metrics={"critic.samples": len(samples), "critic.best_val_mse": min(r["val_mse"] for r in critic_curve)},
+    return StageReport(metrics={"critic.samples": len(samples), "critic.best_val_loss": min(r["val_loss"] for r in critic_curve),
+                                "critic.validation_graphs": len(val_graphs), "scorer_is_critic": int(scorer == "critic")}
+                       | {f"validation_mean_spearman.{name}": value for name, value in ranking.items()},
                        curves={f"{network}.{key}": [row[key] for row in curve]
                                for network, curve in (("critic", critic_curve), ("generator", generator_curve))
                                for key in curve[0] if key != "epoch"},
                        models={f"{PAPER}-networks": "networks.pt"})
+
+
+def choose_scorer(ranking: dict[str, float]) -> str:
+    """The scorer the generator maximises: the one with the higher mean within-graph Spearman on the critic's
+    validation graphs; the critic (the paper's) on a tie or where the share's is undefined."""
+    share, critic = (np.nan_to_num(ranking[name], nan=-np.inf) for name in ("intra_share", "critic"))
+    return "intra_share" if share > critic else "critic"
 
 
 # ---------------------------------------------------------------- evaluate

@@ -140,14 +140,19 @@ class Critic(nn.Module):
         self.angle_encoder = GATEncoder(4 * p, width, layers)  # [sin θ, cos θ], edge attribute w^c
         self.head = nn.Sequential(nn.Linear(3 * width, 256), nn.ReLU(), nn.Dropout(0.3), nn.Linear(256, 1))
 
-    def forward(self, tensors: GraphTensors, intra: torch.Tensor, node_params: torch.Tensor) -> torch.Tensor:
-        """intra: w^c (2m,); node_params: (n, 2p) angles of each node's part. -> scalar rho_hat."""
+    def logit(self, tensors: GraphTensors, intra: torch.Tensor, node_params: torch.Tensor) -> torch.Tensor:
+        """The head's output before the squashing: a scalar that orders decisions as rho_hat does, without the
+        sigmoid's flat tails (the ranking loss compares these)."""
         ei = tensors.edge_index
         h_g = self.topology_encoder(tensors.x, ei, tensors.edge_attr).mean(dim=0)
         h_s = self.partition_encoder(tensors.x, ei, intra).mean(dim=0)
         angles = torch.cat([torch.sin(node_params), torch.cos(node_params)], dim=1)  # (n, 4p)
         h_p = self.angle_encoder(angles, ei, intra).mean(dim=0)
-        return 0.5 + 0.5 * torch.sigmoid(self.head(torch.cat([h_g, h_s, h_p]))[0])
+        return self.head(torch.cat([h_g, h_s, h_p]))[0]
+
+    def forward(self, tensors: GraphTensors, intra: torch.Tensor, node_params: torch.Tensor) -> torch.Tensor:
+        """intra: w^c (2m,); node_params: (n, 2p) angles of each node's part. -> scalar rho_hat."""
+        return 0.5 + 0.5 * torch.sigmoid(self.logit(tensors, intra, node_params))
 
 
 def frozen(critic: Critic) -> Critic:
@@ -160,15 +165,52 @@ def frozen(critic: Critic) -> Critic:
     return critic
 
 
+def pairwise_ranking_loss(logits: torch.Tensor, rho: torch.Tensor) -> torch.Tensor:
+    """RankNet loss of the decisions of one graph: over every pair whose realised rho differs, softplus of minus the
+    logit difference in the order of rho, each pair weighted by |delta rho| (runs a shot or a coarse level apart are
+    near-ties that say little about the partition). 0 when no pair differs."""
+    i, j = torch.triu_indices(len(rho), len(rho), offset=1)
+    delta = rho[i] - rho[j]
+    weight = delta.abs()
+    if weight.sum() == 0:
+        return logits.sum() * 0.0  # keeps the graph connected for backward
+    return (weight * F.softplus(-torch.sign(delta) * (logits[i] - logits[j]))).sum() / weight.sum()
+
+
+def graph_groups(samples: list[tuple]) -> list[list[int]]:
+    """Sample indices per graph, in first-seen order: the samples of one graph share its GraphTensors (as
+    dataset.load_samples builds them)."""
+    groups: dict[int, list[int]] = {}
+    for index, sample in enumerate(samples):
+        groups.setdefault(id(sample[0]), []).append(index)
+    return list(groups.values())
+
+
+def split_graphs(groups: list[list[int]], val_fraction: float,
+                 rng: np.random.Generator) -> tuple[list[list[int]], list[list[int]]]:
+    """(train, validation) graphs: a random val_fraction of the graphs (at least one where there are two or more and
+    val_fraction > 0), so that validation measures ranking on graphs the critic has not seen."""
+    order = rng.permutation(len(groups))
+    n_val = min(max(round(val_fraction * len(groups)), 1 if val_fraction > 0 else 0), len(groups) - 1)
+    return [groups[i] for i in order[n_val:]], [groups[i] for i in order[:n_val]]
+
+
 def train_critic(samples: list[tuple], *, width: int = 64, layers: int = 3, epochs: int = 100, batch: int = 32,
                  lr: float = 1e-3, weight_decay: float = 5e-4, seed: int = 0,
-                 val_fraction: float = 0.2) -> tuple[Critic, list[dict]]:
-    """Fit a Critic by MSE to realised rho. A sample is (GraphTensors, parts, params, rho).
+                 val_fraction: float = 0.2) -> tuple[Critic, list[dict], list[list[int]]]:
+    """Fit a Critic that ranks the decisions of one graph. A sample is (GraphTensors, parts, params, rho); the samples
+    of one graph share its GraphTensors.
 
-    AdamW, grad-norm clip 1.0, ReduceLROnPlateau(0.5, 3) on the validation MSE, random
-    (1 - val_fraction)/val_fraction split, best-validation checkpoint returned. Graphs differ in
-    size, so a batch is a loop over its graphs and the loss is their mean. Deterministic for `seed`.
-    """
+    Loss of a batch (up to `batch` samples of ONE graph): pairwise_ranking_loss on the logits plus the MSE of rho_hat
+    to rho. The ranking term orders partitions within the graph, which is what the generator and the test-time
+    adaptation use; the MSE term (the spec's loss) only places each graph's level, which the ranking term leaves
+    free, keeping rho_hat a performance ratio in (0.5, 1) away from the sigmoid's flat tails where the generator's
+    gradient would vanish. Validation on held-out GRAPHS (val_fraction of them): the same loss, and the mean
+    within-graph Spearman of rho_hat. AdamW, grad-norm clip 1.0, ReduceLROnPlateau(0.5, 3) on the validation loss,
+    best-validation checkpoint returned. Deterministic for `seed`.
+    Returns (critic in eval mode, curve, validation graphs as sample-index lists)."""
+    from tasks.quantum.ranking import mean_within_spearman
+
     if not samples:
         raise ValueError("train_critic: samples is empty")
     if not 0 <= val_fraction < 1:
@@ -176,13 +218,22 @@ def train_critic(samples: list[tuple], *, width: int = 64, layers: int = 3, epoc
     p = len(np.atleast_1d(samples[0][2][0][0]))
     data = [(t, *decision_inputs(t, parts, params), torch.tensor(float(rho))) for t, parts, params, rho in samples]
     rng = np.random.default_rng(seed)
-    order = rng.permutation(len(data))
-    n_val = round(val_fraction * len(data)) if len(data) > 1 else 0
-    n_val = min(max(n_val, 1 if val_fraction > 0 and len(data) > 1 else 0), len(data) - 1)
-    val, train = [data[i] for i in order[:n_val]], [data[i] for i in order[n_val:]]
+    train, val = split_graphs(graph_groups(samples), val_fraction, rng)
 
-    def mse(model: Critic, items: list) -> torch.Tensor:
-        return torch.stack([(model(t, wc, theta) - rho) ** 2 for t, wc, theta, rho in items]).mean()
+    def loss_of(model: Critic, indices: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the batch's loss, its rho_hat) for the samples `indices` of one graph."""
+        logits = torch.stack([model.logit(*data[i][:3]) for i in indices])
+        rho = torch.stack([data[i][3] for i in indices])
+        rho_hat = 0.5 + 0.5 * torch.sigmoid(logits)
+        return pairwise_ranking_loss(logits, rho) + ((rho_hat - rho) ** 2).mean(), rho_hat
+
+    def validate(model: Critic) -> tuple[float, float]:
+        """(mean loss over the validation graphs, their mean within-graph Spearman)."""
+        with torch.no_grad():
+            losses, scores = zip(*(loss_of(model, group) for group in val))
+        rho = [data[i][3].item() for group in val for i in group]
+        graphs = [k for k, group in enumerate(val) for _ in group]
+        return float(np.mean([loss.item() for loss in losses])), mean_within_spearman(torch.cat(scores).tolist(), rho, graphs)
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -192,20 +243,47 @@ def train_critic(samples: list[tuple], *, width: int = 64, layers: int = 3, epoc
         best, best_state, curve = np.inf, copy.deepcopy(critic.state_dict()), []
         for epoch in range(1, epochs + 1):
             critic.train()
-            perm, losses = rng.permutation(len(train)), []
-            for start in range(0, len(train), batch):
-                loss = mse(critic, [train[i] for i in perm[start:start + batch]])
+            losses = []
+            for chunk in graph_batches(train, batch, rng):
+                loss, _ = loss_of(critic, chunk)
                 opt.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(critic.parameters(), 1.0)
                 opt.step()
                 losses.append(loss.item())
             critic.eval()
-            with torch.no_grad():
-                val_mse = mse(critic, val).item() if val else float(np.mean(losses))
-            sched.step(val_mse)
-            curve.append({"epoch": epoch, "train_mse": float(np.mean(losses)), "val_mse": val_mse})
-            if val_mse < best:
-                best, best_state = val_mse, copy.deepcopy(critic.state_dict())
+            val_loss, val_spearman = validate(critic) if val else (float(np.mean(losses)), float("nan"))
+            sched.step(val_loss)
+            curve.append({"epoch": epoch, "train_loss": float(np.mean(losses)), "val_loss": val_loss,
+                          "val_within_spearman": val_spearman})
+            if val_loss < best:
+                best, best_state = val_loss, copy.deepcopy(critic.state_dict())
         critic.load_state_dict(best_state)
-    return critic.eval(), curve
+    return critic.eval(), curve, val
+
+
+def graph_batches(groups: list[list[int]], batch: int, rng: np.random.Generator) -> list[list[int]]:
+    """One epoch's batches: each graph's samples shuffled and cut into chunks of up to `batch`, the chunks of all
+    graphs in random order (a chunk holds one graph, so its pairs are pairs of one graph)."""
+    shuffled = [[int(i) for i in rng.permutation(group)] for group in groups]
+    chunks = [group[start:start + batch] for group in shuffled for start in range(0, len(group), batch)]
+    return [chunks[i] for i in rng.permutation(len(chunks))]
+
+
+def validation_ranking(critic: Critic, samples: list[tuple], groups: list[list[int]]) -> dict[str, float]:
+    """Mean within-graph Spearman with realised rho over the graphs `groups` (sample-index lists: train_critic's
+    validation graphs) of the critic's rho_hat and of the intra-part |w| share, the training-free feature it must
+    beat to be worth maximising."""
+    from tasks.quantum.ranking import mean_within_spearman
+
+    critic, scores = frozen(critic), {"critic": [], "intra_share": []}
+    indices = [i for group in groups for i in group]
+    with torch.no_grad():
+        for i in indices:
+            tensors, parts, params, _ = samples[i]
+            intra, node_params = decision_inputs(tensors, parts, params)
+            scores["critic"].append(critic(tensors, intra, node_params).item())
+            scores["intra_share"].append((intra.abs().sum() / tensors.edge_attr.abs().sum().clamp(min=1e-12)).item())
+    rho = [samples[i][3] for i in indices]
+    graphs = [k for k, group in enumerate(groups) for _ in group]
+    return {name: mean_within_spearman(values, rho, graphs) for name, values in scores.items()}

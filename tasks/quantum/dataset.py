@@ -12,7 +12,7 @@ from .instances import read_biqmac
 
 
 def load_reference(path: Path) -> dict:
-    """'split/name' -> {optimum, status ('proved' or 'best_known'), bound, gap, sum_negative, n, ...} as
+    """'split/name' -> {optimum, status ('proved', or 'lower_bound': the best cut known), bound, gap, sum_negative, n, ...} as
     written by the generate stage."""
     return json.loads(Path(path).read_text())
 

@@ -132,6 +132,29 @@ def critic_score(critic: Critic, tensors: GraphTensors, s_hard: torch.Tensor, in
     return critic(tensors, intra, theta[s_hard.argmax(dim=1)])
 
 
+SCORERS = ("critic", "intra_share")  # what the generator maximises (train_critic's validation picks one)
+
+
+def intra_share_score(tensors: GraphTensors, s: torch.Tensor) -> torch.Tensor:
+    """The share of |w| on edges inside parts (partition.intra_weight_share), differentiable in the
+    straight-through S (n, k): its value is that of S_hard, its gradient reaches S_soft."""
+    src, dst = tensors.edge_index
+    absw = tensors.edge_attr.abs()
+    return (absw * (s[src] * s[dst]).sum(dim=1)).sum() / absw.sum().clamp(min=1e-12)
+
+
+def decision_score(critic: Critic, scorer: str, tensors: GraphTensors, s_hard: torch.Tensor, s: torch.Tensor,
+                   intra: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """What the generator maximises for one decision. 'critic': rho_hat (the paper). 'intra_share': the share of |w|
+    inside parts for the partition, plus rho_hat with the partition held fixed (detached) for the angles, which the
+    share does not score; used where the share ranks partitions better than the critic (issue 42)."""
+    if scorer == "critic":
+        return critic_score(critic, tensors, s_hard, intra, theta)
+    if scorer == "intra_share":
+        return intra_share_score(tensors, s) + critic_score(critic, tensors, s_hard, intra.detach(), theta)
+    raise ValueError(f"scorer must be one of {SCORERS}, got {scorer!r}")
+
+
 def n_parts(n: int, n_max: int) -> int:
     """k = ceil(n / n_max) (1 when n <= n_max)."""
     return max(1, math.ceil(n / n_max))
@@ -139,8 +162,9 @@ def n_parts(n: int, n_max: int) -> int:
 
 def train_generator(critic: Critic, graphs: list[GraphTensors], *, n_max: int, width: int = 128, layers: int = 2,
                     epochs: int = 1500, batch: int = 16, lr: float = 4e-3, weight_decay: float = 5e-4,
-                    seed: int = 0, val_fraction: float = 0.1) -> tuple[JointGenerator, list[dict]]:
-    """Maximise the frozen critic's mean score; loss = -mean rho_hat over a batch of graphs, k = ceil(n/n_max).
+                    seed: int = 0, val_fraction: float = 0.1, scorer: str = "critic") -> tuple[JointGenerator, list[dict]]:
+    """Maximise the mean `scorer` score (decision_score: the frozen critic's rho_hat for 'critic');
+    loss = -mean score over a batch of graphs, k = ceil(n/n_max).
 
     AdamW, random (1 - val_fraction)/val_fraction split, ReduceLROnPlateau(0.8, 100) on the mean of
     train and validation loss, best checkpoint by that mean (the untrained one included). Scores are
@@ -157,7 +181,7 @@ def train_generator(critic: Critic, graphs: list[GraphTensors], *, n_max: int, w
     val, train = [graphs[i] for i in order[:n_val]], [graphs[i] for i in order[n_val:]]
 
     def mean_score(gen: JointGenerator, items: list[GraphTensors]) -> torch.Tensor:
-        return torch.stack([critic_score(critic, t, *_decide(gen, t, n_max)) for t in items]).mean()
+        return torch.stack([decision_score(critic, scorer, t, *_decide(gen, t, n_max)) for t in items]).mean()
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -191,19 +215,18 @@ def train_generator(critic: Critic, graphs: list[GraphTensors], *, n_max: int, w
 
 
 def _decide(gen: JointGenerator, tensors: GraphTensors, n_max: int):
-    """(S_hard, w^c, theta) of `gen` on one graph with k = ceil(n / n_max)."""
-    s_hard, _, intra, theta = gen(tensors, n_parts(tensors.n, n_max), n_max)
-    return s_hard, intra, theta
+    """(S_hard, S, w^c, theta) of `gen` on one graph with k = ceil(n / n_max)."""
+    return gen(tensors, n_parts(tensors.n, n_max), n_max)
 
 
 def test_time_adapt(generator: JointGenerator, critic: Critic, tensors: GraphTensors, k: int, n_max: int, *,
-                    steps: int = 64, lr: float = 1e-3, weight_decay: float = 5e-4,
-                    min_lr: float = 1e-4) -> tuple[list[np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
+                    steps: int = 64, lr: float = 1e-3, weight_decay: float = 5e-4, min_lr: float = 1e-4,
+                    scorer: str = "critic") -> tuple[list[np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
     """Adapt a fresh copy of `generator` to one graph and return its best decision.
 
     The copy runs in train mode (BatchNorm on this graph's statistics; eval mode for a single
-    node), takes up to `steps` AdamW steps on -rho_hat with ReduceLROnPlateau(0.8, 100), stopping
-    once the lr falls below `min_lr`, and the (S_hard, theta) with the best critic score seen,
+    node), takes up to `steps` AdamW steps on -score (decision_score of `scorer`) with ReduceLROnPlateau(0.8, 100),
+    stopping once the lr falls below `min_lr`, and the (S_hard, theta) with the best score seen,
     the unadapted one included, is returned as parts [node array per part, sorted] and params
     [(gamma (p,), beta (p,)) per part]."""
     critic = frozen(critic)
@@ -212,8 +235,8 @@ def test_time_adapt(generator: JointGenerator, critic: Critic, tensors: GraphTen
     sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.8, patience=100)
     best_score, best = -math.inf, None
     for step in range(steps + 1):
-        s_hard, _, intra, theta = gen(tensors, k, n_max)
-        score = critic_score(critic, tensors, s_hard, intra, theta)
+        s_hard, s, intra, theta = gen(tensors, k, n_max)
+        score = decision_score(critic, scorer, tensors, s_hard, s, intra, theta)
         if score.item() > best_score:
             best_score, best = score.item(), (s_hard.argmax(dim=1).numpy(), theta.detach().double().numpy())
         if step == steps or opt.param_groups[0]["lr"] < min_lr:
@@ -231,21 +254,30 @@ def test_time_adapt(generator: JointGenerator, critic: Critic, tensors: GraphTen
 test_time_adapt.__test__ = False  # not a pytest test, despite the name
 
 
-def neural_policy(generator: JointGenerator, critic: Critic, *, steps: int = 64) -> Callable:
+def neural_policy(generator: JointGenerator, critic: Critic, *, steps: int = 64, scorer: str = "critic") -> Callable:
     """The QAOA^2 partition-and-initialisation policy: policy(graph, n_max, rng, level) -> (parts, params),
     with k = ceil(n / n_max) parts (1 when n <= n_max) from `steps` of test-time adaptation on that
-    graph. Deterministic, so `rng` and `level` are unused."""
+    graph against `scorer`. Deterministic, so `rng` and `level` are unused."""
     critic = frozen(critic)
 
     def policy(graph: WeightedGraph, n_max: int, rng=None, level: int = 0):
-        return test_time_adapt(generator, critic, to_tensors(graph), n_parts(graph.n, n_max), n_max, steps=steps)
+        return test_time_adapt(generator, critic, to_tensors(graph), n_parts(graph.n, n_max), n_max, steps=steps,
+                               scorer=scorer)
 
     return policy
 
 
+# 2 (issue 42): a critic trained to rank within graphs, and the run config names the generator's scorer.
+# Files without a format (1) hold an MSE-only critic and no scorer: refused, not guessed at.
+NETWORKS_FORMAT = 2
+
+
 def save_networks(path: str | Path, critic: Critic, generator: JointGenerator, config: dict) -> None:
-    """One file with both networks (config + state) and a plain-typed run `config`."""
-    torch.save({"critic": {"config": critic.config, "state": critic.state_dict()},
+    """One file with both networks (config + state) and a plain-typed run `config` that names the generator's
+    `scorer` (one of SCORERS)."""
+    if config.get("scorer") not in SCORERS:
+        raise ValueError(f"save_networks: config['scorer'] must be one of {SCORERS}, got {config.get('scorer')!r}")
+    torch.save({"format": NETWORKS_FORMAT, "critic": {"config": critic.config, "state": critic.state_dict()},
                 "generator": {"config": generator.config, "state": generator.state_dict()},
                 "config": config}, path)
 
@@ -270,6 +302,11 @@ def load_networks(path: str | Path) -> tuple[Critic, JointGenerator, dict]:
         keys = ", ".join(map(str, blob)) if isinstance(blob, dict) else type(blob).__name__
         raise InputError(f"networks file {path}: a torch file of another kind (holds {keys[:120]}), expected the "
                          "critic and generator that save_networks writes")
+    version = blob.get("format", 1)
+    if version != NETWORKS_FORMAT or blob["config"].get("scorer") not in SCORERS:
+        raise InputError(f"networks file {path}: format {str(version)[:20]}, written before the critic was trained to "
+                         f"rank within graphs; this code reads format {NETWORKS_FORMAT}: retrain with "
+                         "`papers run neural_qaoa2`")
     networks = []
     for key, kind in (("critic", Critic), ("generator", JointGenerator)):
         config = blob[key]["config"]
@@ -291,7 +328,7 @@ def load_networks(path: str | Path) -> tuple[Critic, JointGenerator, dict]:
 def policy_from_networks(path: Path, tta_steps: int, serves: tuple[int, int] | None = None):
     """The Neural policy of trained networks (angles as plain floats for the QAOA solver). `serves` (nodes, n_max):
     InputError, before any work, when the generator's head cannot place that many parts (k < width)."""
-    critic, generator, _ = load_networks(path)
+    critic, generator, config = load_networks(path)
     if serves is not None:
         nodes, n_max = serves
         parts, width = n_parts(nodes, n_max), generator.config["width"]
@@ -299,7 +336,7 @@ def policy_from_networks(path: Path, tta_steps: int, serves: tuple[int, int] | N
             raise InputError(f"networks file {path}: its generator (width {width}) places at most {width - 1} parts, "
                              f"and {nodes} nodes at --n-max {n_max} need {parts}; use --n-max "
                              f"{math.ceil(nodes / (width - 1))} or more, or networks trained wider")
-    adapt = neural_policy(generator, critic, steps=tta_steps)
+    adapt = neural_policy(generator, critic, steps=tta_steps, scorer=config["scorer"])
 
     def policy(graph, n_max, rng, level):
         parts, params = adapt(graph, n_max, rng, level)

@@ -25,7 +25,8 @@ def test_smoke_pipeline_and_solving_a_users_graph(smoke_repo, tmp_path):
     assert all(set(c) == CLAIM_FIELDS and c["passed"] is None for c in claims["claims"])
     metrics = json.loads((data / "metrics.json").read_text())
     assert all(0 <= metrics[f"test_id.{p}.mean_rho"] <= 1 for p in ("random", "kl", "neural"))
-    assert {"C1", "C2", "C3", "critic.within_pearson", "intra_share.within_pearson", "references.proved"} <= set(metrics)
+    assert {"C1", "C2", "C3", "critic.mean_spearman", "intra_share.mean_spearman", "critic.within_pearson",
+            "references.proved", "references.lower_bound"} <= set(metrics)
     reference = json.loads((data / "reference.json").read_text())
     assert all(r["status"] == "proved" and r["optimum"] >= r["local_search"] for r in reference.values())  # n <= 19: SCIP proves
 

@@ -16,7 +16,6 @@ from tasks.quantum.generator import (
     JointGenerator,
     OrthogonalComplementHead,
     angles_from_vectors,
-    critic_score,
     greedy_capacity_discretisation,
     load_networks,
     neural_policy,
@@ -173,13 +172,15 @@ def test_node_features_are_z_scored():
 
 # ---------------------------------------------------------------- training and inference
 
-def synthetic_samples(count: int, seed: int) -> list[tuple]:
-    """rho grows with the fraction of |w| kept inside parts: a signal the critic can learn."""
+def synthetic_samples(count: int, seed: int, per_graph: int = 5) -> list[tuple]:
+    """rho grows with the fraction of |w| kept inside parts: a signal the critic can learn; `per_graph` partitions of
+    each graph share its GraphTensors (as the pipeline's samples do)."""
     rng = np.random.default_rng(seed)
     samples = []
     for i in range(count):
-        graph = random_graph(int(rng.integers(8, 13)), 0.4, seed=100 * seed + i)
-        tensors = to_tensors(graph)
+        if i % per_graph == 0:
+            graph = random_graph(int(rng.integers(8, 13)), 0.4, seed=100 * seed + i)
+            tensors = to_tensors(graph)
         parts = random_parts(graph.n, int(rng.integers(2, 4)), rng)
         params = [(rng.uniform(0, 2 * np.pi, 1), rng.uniform(0, 2 * np.pi, 1)) for _ in parts]
         intra, _ = decision_inputs(tensors, parts, params)
@@ -188,16 +189,17 @@ def synthetic_samples(count: int, seed: int) -> list[tuple]:
     return samples
 
 
-def test_critic_training_reduces_mse_and_is_deterministic():
+def test_critic_training_reduces_its_loss_and_is_deterministic():
     samples = synthetic_samples(20, seed=6)
     kwargs = {"width": 16, "layers": 2, "epochs": 12, "batch": 8, "lr": 3e-3, "seed": 7, "val_fraction": 0.2}
-    critic, curve = train_critic(samples, **kwargs)
+    critic, curve, val = train_critic(samples, **kwargs)
     assert [c["epoch"] for c in curve] == list(range(1, 13))
-    assert min(c["val_mse"] for c in curve) < curve[0]["val_mse"]
-    assert curve[-1]["train_mse"] < curve[0]["train_mse"]
+    assert curve[-1]["train_loss"] < curve[0]["train_loss"]
+    assert all(-1 <= c["val_within_spearman"] <= 1 for c in curve)
     assert not critic.training
+    assert len(val) == 1 and len(val[0]) == 5  # one whole graph of the four held out
 
-    critic_again, curve_again = train_critic(samples, **kwargs)
+    critic_again, curve_again, _ = train_critic(samples, **kwargs)
     assert curve == curve_again
     for a, b in zip(critic.state_dict().values(), critic_again.state_dict().values()):
         assert torch.equal(a, b)
@@ -214,7 +216,7 @@ def test_generator_training_increases_critic_score():
 
     def score(gen):
         with torch.no_grad():
-            return np.mean([critic_score(critic, t, *generator_module._decide(gen, t, 6)).item() for t in graphs])
+            return np.mean([generator_module.decision_score(critic, "critic", t, *generator_module._decide(gen, t, 6)).item() for t in graphs])
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(9)
@@ -249,9 +251,9 @@ def test_neural_policy_levels(tmp_path):
     assert_valid_decision(parts, params, 20, 4, 6)
 
     path = tmp_path / "networks.pt"
-    save_networks(path, critic, generator, {"n_max": 6})
+    save_networks(path, critic, generator, {"n_max": 6, "scorer": "critic"})
     critic2, generator2, config = load_networks(path)
-    assert config == {"n_max": 6}
+    assert config == {"n_max": 6, "scorer": "critic"}
     parts2, params2 = neural_policy(generator2, critic2, steps=2)(big, 6, rng, 0)
     assert all(np.array_equal(a, b) for a, b in zip(parts, parts2))
     assert all(np.allclose(a[0], b[0]) for a, b in zip(params, params2))

@@ -20,16 +20,18 @@ def networks(tmp_path_factory) -> Path:
     from tasks.quantum.generator import JointGenerator, save_networks
 
     path = tmp_path_factory.mktemp("models") / "networks.pt"
-    save_networks(path, Critic(width=8, layers=1), JointGenerator(width=8, layers=1), {"tiny": True})
+    save_networks(path, Critic(width=8, layers=1), JointGenerator(width=8, layers=1), {"tiny": True, "scorer": "critic"})
     return path
 
 
-@pytest.mark.heavy  # a table of 28 rows in a child process that imports torch: ~5-10 s
+@pytest.mark.heavy  # a table of 29 rows in a child process that imports torch: ~5-10 s
 def test_qaoa2_solve(tmp_path, networks):
     graph = write(tmp_path / "ring.txt", "# u v w\n0 1 1\n1 2 2\n2 3 1\n3 0 1\n0 2 -1\n")
     f = lambda name, text: write(tmp_path / name, text)  # noqa: E731
     solve = ("neural-qaoa2", "solve")
     torch.save({"weights": {}}, other := tmp_path / "other.pt")  # a torch file of another kind
+    old = tmp_path / "old.pt"  # the networks of the MSE-only critic (before issue 42): no format, no scorer
+    torch.save({key: value for key, value in torch.load(networks).items() if key != "format"} | {"config": {}}, old)
     check_rows([
         ok(*solve, "--help"),
         ok(*solve, graph, "--policy", "kl", "--out", str(tmp_path / "sides.txt")),
@@ -53,6 +55,7 @@ def test_qaoa2_solve(tmp_path, networks):
         bad((*solve, graph, "--policy", "neural", "--networks", f("text.pt", "hello\n")), "text.pt", "torch.save"),
         bad((*solve, graph, "--policy", "neural", "--networks", str(tmp_path / "absent.pt")), "--networks", "absent.pt", "no such file"),
         bad((*solve, graph, "--policy", "neural", "--networks", str(other)), "other.pt", "another kind"),
+        bad((*solve, graph, "--policy", "neural", "--networks", str(old)), "old.pt", "format 1", "retrain"),
         bad((*solve, f("hundred.txt", "".join(f"{i} {(i + 1) % 100} 1\n" for i in range(100))), "--policy", "neural",
              "--networks", str(networks), "--n-max", "10"), "networks.pt", "width 8", "at most 7 parts", "--n-max 15"),
         bad((*solve, graph, "--policy", "quantum"), "--policy", "quantum"),
