@@ -305,8 +305,8 @@ def load_networks(path: str | Path) -> tuple[Critic, JointGenerator, dict]:
     version = blob.get("format", 1)
     if version != NETWORKS_FORMAT or blob["config"].get("scorer") not in SCORERS:
         raise InputError(f"networks file {path}: format {str(version)[:20]}, written before the critic was trained to "
-                         f"rank within graphs; this code reads format {NETWORKS_FORMAT}: retrain with "
-                         "`papers run neural_qaoa2`")
+                         f"rank within graphs; this code reads format {NETWORKS_FORMAT}: retrain it (the paper's train "
+                         "stage)")
     networks = []
     for key, kind in (("critic", Critic), ("generator", JointGenerator)):
         config = blob[key]["config"]
