@@ -1,5 +1,6 @@
 """Acrobot-v1 (Sutton's two-link swing-up task, with the constants, equations and rules Gymnasium's Acrobot-v1
-uses), in numpy and batched over episodes, for the control-transfer claim C3 (Gymnasium is not installed here).
+uses), in numpy and batched over episodes, for the control-transfer claim C3 (Gymnasium steps one environment at a
+time; tests/papers/metadistill/test_acrobot_gymnasium.py checks this against it).
 
 State (theta1, theta2, dtheta1, dtheta2): theta1 the first link's angle from hanging straight down, theta2 the
 second link's angle relative to the first. Only the joint between the links is driven, by a torque in {-1, 0, +1}.
