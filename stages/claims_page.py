@@ -12,7 +12,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from tasks.core.claims import VERDICTS, number_text, read_claims, status_word, verdict_word
+from tasks.core.claims import VERDICTS, interval_end, number_text, read_claims, status_word, verdict_word
 from tasks.core.io import atomic_outputs
 
 from .report import claims_paths
@@ -77,8 +77,7 @@ def shown(value: float | None) -> str:
 def interval_cell(interval: dict | None) -> str:
     if not interval:
         return NONE
-    low = interval["low"] if interval["low"] is not None else -math.inf  # JSON has no infinity: null is unbounded
-    high = interval["high"] if interval["high"] is not None else math.inf
+    low, high = interval_end(interval, "low"), interval_end(interval, "high")
     level = interval.get("level")  # the file's checks cover low and high only: the rest is shown as it comes
     how = [f"{shown(level * 100)}%" if isinstance(level, (int, float)) else "",
            f"n = {interval['n']}" if interval.get("n") is not None else "", str(interval.get("method") or "")]

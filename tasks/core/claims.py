@@ -237,8 +237,28 @@ def median_where(rows: Iterable[dict], key: str, **where) -> float | None:
 
 
 def _finite_bounds(interval: dict) -> dict:
-    """JSON has no infinity: an unbounded end is null."""
+    """metrics.json's bounds: an unbounded end is null."""
     return {key: None if key in ("low", "high") and not math.isfinite(value) else value for key, value in interval.items()}
+
+
+INFINITE_ENDS = {"-inf": -math.inf, "inf": math.inf}
+
+
+def _json_bounds(interval: dict) -> dict:
+    """claims.json's interval: JSON has no infinity, so an infinite end is the string "-inf" or "inf" (a null end,
+    in files written before, is unbounded: -inf low, inf high). Both ends can lie at -inf: every resample failed."""
+    def end(value: float):
+        return None if math.isnan(value) else value if math.isfinite(value) else "inf" if value > 0 else "-inf"
+
+    return {key: end(value) if key in ("low", "high") else value for key, value in interval.items()}
+
+
+def interval_end(interval: dict, key: str) -> float:
+    """An end of a claims.json interval as a number: null is unbounded (-inf low, inf high)."""
+    value = interval[key]
+    if value is None:
+        return -math.inf if key == "low" else math.inf
+    return INFINITE_ENDS.get(value, value) if isinstance(value, str) else float(value)
 
 
 def claim_record(claim: Claim) -> dict:
@@ -247,7 +267,7 @@ def claim_record(claim: Claim) -> dict:
     verdict = claim.verdict
     return {"id": claim.id, "statement": claim.statement, "paper_value": claim.paper_value, "ours": claim.ours,
             "threshold": claim.threshold, "verdict": verdict.word, "reason": verdict.reason,
-            "interval": None if verdict.interval is None else _finite_bounds(asdict(verdict.interval)),
+            "interval": None if verdict.interval is None else _json_bounds(asdict(verdict.interval)),
             "passed": verdict.passed,
             "details": claim.details}
 
@@ -300,7 +320,7 @@ def _ours(claim: dict) -> str:
     text = number_text(claim["ours"])
     if not interval:
         return text
-    low, high = (number_text(interval[end]) if interval[end] is not None else bound for end, bound in (("low", "-inf"), ("high", "inf")))
+    low, high = (number_text(end) if math.isfinite(end) else str(end) for end in (interval_end(interval, "low"), interval_end(interval, "high")))
     return f"{text} [{low}, {high}]"
 
 
@@ -362,8 +382,8 @@ def _shape_problem(document) -> str | None:
             return f"{where}: field 'verdict' must be one of {', '.join(VERDICTS)}"
         interval = claim.get("interval")
         if interval is not None and not (isinstance(interval, dict)
-                                         and all(end in interval and _number_or_null(interval[end]) for end in ("low", "high"))):
-            return f"{where}: field 'interval' must be null or an object with numbers 'low' and 'high'"
+                                         and all(end in interval and _bound_or_null(interval[end]) for end in ("low", "high"))):
+            return f"{where}: field 'interval' must be null or an object with numbers (or \"-inf\", \"inf\") 'low' and 'high'"
         if not isinstance(claim.get("details"), dict):
             return f"{where}: field 'details' must be an object"
     return None
@@ -371,6 +391,10 @@ def _shape_problem(document) -> str | None:
 
 def _number_or_null(value) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _bound_or_null(value) -> bool:
+    return _number_or_null(value) or (isinstance(value, str) and value in INFINITE_ENDS)
 
 
 def _markdown_rows(document: dict) -> list[tuple[str, ...]]:

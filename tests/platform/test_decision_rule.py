@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from tasks.core.claims import (Claim, Gate, Interval, Verdict, all_hold, bootstrap_interval, claims_document, decide,
-                               exact, headline_metrics, median_interval, never_reached, not_run, on_interval,
+from tasks.core.claims import (Claim, Gate, Interval, Verdict, _shape_problem, all_hold, bootstrap_interval,
+                               claims_document, claims_rows, decide, exact, headline_metrics, median_interval, never_reached, not_run, on_interval,
                                on_timings, report_only, t_interval, worst_part)
 
 
@@ -75,8 +75,21 @@ def test_targets_never_reached_sort_as_bounds_and_undefined_resamples_widen_the_
     undefined = bootstrap_interval([values], lambda v: np.nan if v[0] == 2.0 else float(v.min()), 0, "instances")
     assert undefined.low == -np.inf and undefined.high == np.inf
     document = claims_document("p", "default", "c", [Claim("C1", "s", "p", 1.3, 2.0, on_interval(found, Gate(high=2.0)))])
-    assert json.loads(json.dumps(document, allow_nan=False))["claims"][0]["interval"]["high"] is None
+    assert json.loads(json.dumps(document, allow_nan=False))["claims"][0]["interval"]["high"] == "inf"
+    assert claims_rows(document)[0][4].endswith(", inf]")
     assert document["claims"][0]["verdict"] == "inconclusive"
+
+
+def test_an_interval_wholly_at_minus_infinity_reads_as_such_not_as_unbounded():
+    """Every resample failed (counted as -inf): claims.json, its reader and the tables keep both ends at -inf."""
+    interval = Interval(-np.inf, -np.inf, 8, "bootstrap", 0.95)
+    verdict = on_interval(interval, Gate(low=0.03))
+    document = claims_document("p", "default", "c", [Claim("C2", "s", "p", -0.09, 0.03, verdict)])
+    written = json.loads(json.dumps(document, allow_nan=False))
+    assert written["claims"][0]["interval"]["low"] == written["claims"][0]["interval"]["high"] == "-inf"
+    assert verdict.word == "fail" and claims_rows(written)[0][4] == "-0.09 [-inf, -inf]"
+    assert _shape_problem(written) is None
+    assert _shape_problem({**written, "claims": [{**written["claims"][0], "interval": {"low": "minus", "high": 1}}]})
 
 
 def test_t_and_median_intervals():
