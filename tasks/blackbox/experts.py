@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .teachers import (TEACHERS, Objective, Trajectory, _counted, _Recorder, cauchy_factors, current_to_pbest_trials,
-                       empirical_gaussian)
+from .teachers import (TEACHERS, Objective, Trajectory, cauchy_factors, current_to_pbest_trials, empirical_gaussian,
+                       started)
 
 L_SHADE_SMALLEST = 4  # L-SHADE's final population size
 
@@ -58,13 +58,8 @@ def ga(f: Objective, population0: np.ndarray, lower, upper, generations: int, se
        crossover: float = 0.9, eta_c: float = 15.0, eta_m: float = 20.0) -> Trajectory:
     """Real-coded GA: N children from tournament-selected pairs by SBX and polynomial mutation (1/d per
     coordinate), the next population the best N of parents and children."""
-    rng = np.random.default_rng(seed)
-    recorder = _Recorder()
-    evaluate = _counted(f, recorder, lower, upper)
-    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
-    x = population0.copy()
+    rng, recorder, evaluate, lower, upper, x, values = started(f, population0, lower, upper, seed)
     N, d = x.shape
-    values = evaluate(x)
     pairs = (N + 1) // 2
     for _ in range(generations):
         mothers, fathers = (x[tournament(values, pairs, tournament_size, rng)] for _ in range(2))
@@ -112,13 +107,8 @@ def _padded(x: np.ndarray, values: np.ndarray, rows: int) -> tuple[np.ndarray, n
 
 def _shade(f: Objective, population0: np.ndarray, lower, upper, generations: int, seed: int, p: float,
            memory: int, shrinking: bool) -> Trajectory:
-    rng = np.random.default_rng(seed)
-    recorder = _Recorder()
-    evaluate = _counted(f, recorder, lower, upper)
-    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
-    x = population0.copy()
+    rng, recorder, evaluate, lower, upper, x, values = started(f, population0, lower, upper, seed)
     N0, d = x.shape
-    values = evaluate(x)
     archive, history = np.empty((0, d)), SuccessHistory(memory, linear=shrinking)
     plan = N0 * generations  # L-SHADE's evaluations over which the population shrinks from N0 to 4
     for _ in range(generations):

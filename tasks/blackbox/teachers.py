@@ -178,16 +178,21 @@ def current_to_pbest_trials(x: np.ndarray, values: np.ndarray, archive: np.ndarr
     return np.where(cross, mutant, x)
 
 
-def jade(f: Objective, population0: np.ndarray, lower, upper, generations: int, seed: int, c: float = 0.1,
-         p: float = 0.05, mu_F: float = 0.5, mu_CR: float = 0.5) -> Trajectory:
-    """JADE: DE/current-to-pbest/1/bin with an archive of size N and adaptive F (Cauchy) and CR (normal)."""
+def started(f: Objective, population0: np.ndarray, lower, upper, seed: int) -> tuple:
+    """What a population method starts from: (its generator, its recorder, the counted objective, the bounds as
+    float arrays, a copy of the first population, that population's values, evaluated and so recorded first)."""
     rng = np.random.default_rng(seed)
     recorder = _Recorder()
     evaluate = _counted(f, recorder, lower, upper)
-    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
     x = population0.copy()
+    return rng, recorder, evaluate, np.asarray(lower, float), np.asarray(upper, float), x, evaluate(x)
+
+
+def jade(f: Objective, population0: np.ndarray, lower, upper, generations: int, seed: int, c: float = 0.1,
+         p: float = 0.05, mu_F: float = 0.5, mu_CR: float = 0.5) -> Trajectory:
+    """JADE: DE/current-to-pbest/1/bin with an archive of size N and adaptive F (Cauchy) and CR (normal)."""
+    rng, recorder, evaluate, lower, upper, x, values = started(f, population0, lower, upper, seed)
     N, d = x.shape
-    values = evaluate(x)
     archive = np.empty((0, d))
     top = max(1, int(round(p * N)))
     for _ in range(generations):
