@@ -89,3 +89,14 @@ lock:
 
 clean:
 	rm -rf $(VENV) .prefect mlflow
+
+# The team profile (docs/team.md) as two local accounts with a checkout each: needs root, Debian's postgresql and
+# rclone and the pip packages of requirements-team.txt (installed here when missing); about 10 minutes.
+.PHONY: test-team
+test-team: install
+	@[ "$$(id -u)" = 0 ] || { echo "make test-team creates two local accounts: run it as root"; exit 1; }
+	@{ command -v rclone >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; } || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    postgresql rclone >/dev/null; }
+	$(BIN)/pip install --quiet -r requirements-team.txt
+	$(BIN)/python -m pytest -q --timeout 1200 --durations=10 tests/team

@@ -60,6 +60,7 @@ except InputError as error:  # a bad PAPERS_* setting: one line before any comma
 MLFLOW_UI_PORT = mlflow_ui_port()
 
 from . import server  # noqa: E402  (reads the environment configure() set)
+from .team import app as team_app  # noqa: E402
 
 # Each paper's commands live in flows/<paper>/cli.py and need torch, mlflow or SCIP to run. `papers`
 # lists them from the papers' declarations (flows/<paper>/paper.py: name, typer app, summary, which the app takes
@@ -105,6 +106,7 @@ class Papers(TyperGroup):
 app = typer.Typer(cls=Papers, help=__doc__, no_args_is_help=True, add_completion=False)
 server_app = typer.Typer(help="The local Prefect server (state under .prefect/).", no_args_is_help=True)
 app.add_typer(server_app, name="server")
+app.add_typer(team_app, name="team")
 console = make_console()
 err_console = make_console(stderr=True)
 

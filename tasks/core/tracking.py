@@ -84,10 +84,12 @@ def artifact_root(root: Path) -> Path:
 
 def experiment_id(client: MlflowClient, paper: str, root: Path) -> str:
     """The paper's experiment, created on first use; marked model development either way (a kind a
-    user chose explicitly is left alone)."""
+    user chose explicitly is left alone). On a tracking server the server places the artifacts (its own store):
+    a folder of the checkout that happened to create the experiment is one no other checkout can read."""
     experiment = client.get_experiment_by_name(paper)
     if experiment is None:
-        artifacts = (artifact_root(root) / paper).as_uri()
+        served = client.tracking_uri.startswith(("http://", "https://"))
+        artifacts = None if served else (artifact_root(root) / paper).as_uri()
         return client.create_experiment(paper, artifact_location=artifacts, tags={EXPERIMENT_KIND: MODEL_DEVELOPMENT})
     if experiment.tags.get(EXPERIMENT_KIND, "") in GUESSED_KINDS:
         client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND, MODEL_DEVELOPMENT)
