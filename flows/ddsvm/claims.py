@@ -1,10 +1,11 @@
-"""ddsvm claim checks C1-C4 of spec §6 at the gated k, and C5 on the trend of DDSVM's gain in k, decided on intervals
-over paired seeds (every method of a seed index trains on the same split from the same initial backbone), from the
-per-run rows of the evaluate stage.
+"""ddsvm claim checks C1-C4 of spec §6 at the gated k, C5 on the trend of DDSVM's gain in k (all on the digits), and
+C6, C2's test repeated on the generated depth images of spec §7 (b), decided on intervals over paired seeds (every
+method of a seed index trains on the same split from the same initial backbone), from the per-run rows of the
+evaluate stage.
 
 C1 compares DDSVM with CE at the same read-out (the spec's correction: its first C1, DDSVM's SVM against CE's softmax
-head, is passed by CE + post-hoc SVM alone). Errors are test top-1 errors in %, one row per (method, k, seed) with
-`head_error` and `svm_error`."""
+head, is passed by CE + post-hoc SVM alone). Errors are test top-1 errors in %, one row per (method, data, k, seed)
+with `head_error` and `svm_error`; `data` is "digits" or "shapes" (the depth images)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from tasks.core.claims import (Claim, Gate, Interval, Verdict, bootstrap_interva
                                on_interval, t_interval)
 from tasks.core.seeding import derive_seed
 
-from .params import CE, COSINE, DDSVM
+from .params import CE, COSINE, DDSVM, DIGITS, SHAPES
 
 # THE CLAIM CHECK (spec §6 and its correction), fixed before any run
 C1_RATIO = 0.944  # a relative reduction of at least 5.6 %, the low end of the paper's 5.6-8.3 % (read as relative)
@@ -31,6 +32,8 @@ C5_MIN_KS = 3  # a slope through fewer k's says nothing about a trend
 C5_STATEMENT = (f"DDSVM's relative error reduction against CE + post-hoc SVM (SVM read-outs) shrinks as k grows: its "
                 f"slope against log10 k <= {C5_SLOPE:g} % per decade")
 C5_PAPER = "the gain is reported under data scarcity"
+C6_STATEMENT = ("C2 on the generated depth images: DDSVM (SVM read-out) mean test error - CE + post-hoc SVM's (static "
+                "hybrid) <= {gate:g} pt at k = {k}")
 
 
 def by_seed(rows: list[dict], method: str, k: int, key: str) -> np.ndarray:
@@ -138,16 +141,34 @@ def margins(rows: list[dict], k: int, method: str) -> dict:
             "mean_mean_over_seeds": _mean(by_seed(rows, method, k, "margin_mean"))}
 
 
-def claim_c2(rows: list[dict], k: int, deciding: bool) -> Claim:
+def dynamic_against_static(claim_id: str, statement: str, rows: list[dict], k: int, setting: str,
+                           deciding: bool) -> Claim:
+    """DDSVM's SVM read-out against CE + post-hoc SVM at k: the mean paired difference in points, decided on its
+    t interval against C2_GATE (C2 on the digits, C6 on the depth images)."""
     pairs = paired(rows, k, (DDSVM, "svm_error"), (CE, "svm_error"))
-    return Claim("C2", f"DDSVM (SVM read-out) mean test error - CE + post-hoc SVM's (static hybrid) <= {C2_GATE:g} pt "
-                       f"at k = {k}",
-                 "SVM geometry must flow back into the representation", mean_difference(pairs), C2_GATE,
+    return Claim(claim_id, statement, "SVM geometry must flow back into the representation", mean_difference(pairs),
+                 C2_GATE,
                  decide(_verdict_on_differences(pairs, Gate(high=C2_GATE), f"DDSVM or CE has no runs at k = {k}"),
                         deciding),
-                 {"setting": f"digits, k = {k}", "unit": "points",
-                  "comparison": reduction(rows, k, reference_readout="svm_error"),
+                 {"setting": setting, "unit": "points", "comparison": reduction(rows, k, reference_readout="svm_error"),
                   "train_margins": {CE: margins(rows, k, CE), DDSVM: margins(rows, k, DDSVM)}})
+
+
+def claim_c2(rows: list[dict], k: int, deciding: bool) -> Claim:
+    return dynamic_against_static(
+        "C2", f"DDSVM (SVM read-out) mean test error - CE + post-hoc SVM's (static hybrid) <= {C2_GATE:g} pt at k = {k}",
+        rows, k, f"digits, k = {k}", deciding)
+
+
+def claim_c6(rows: list[dict], k: int | None, deciding: bool) -> Claim:
+    """C2's statistic, interval and gate on the generated depth images at their sweep's k (none: not run)."""
+    if k is None:
+        return Claim("C6", C6_STATEMENT.format(gate=C2_GATE, k="(no sweep)"),
+                     "SVM geometry must flow back into the representation", None, C2_GATE,
+                     decide(lambda: not_run("no sweep of the generated depth images (shapes_k) in this profile"),
+                            deciding), {"setting": "generated depth images: not run"})
+    return dynamic_against_static("C6", C6_STATEMENT.format(gate=C2_GATE, k=k), rows, k,
+                                  f"generated depth images of 10 trimesh primitives, 32x32, k = {k}", deciding)
 
 
 def claim_c3(rows: list[dict], k: int, deciding: bool) -> Claim:
@@ -229,7 +250,12 @@ def claim_c5(rows: list[dict], trend_ks: list[int], deciding: bool, seed: int) -
                  decide(lambda: on_interval(interval, Gate(high=C5_SLOPE)), deciding), details)
 
 
-def claims(rows: list[dict], k: int, ks: list[int], trend_ks: list[int], deciding: bool, seed: int) -> list[Claim]:
-    """C1-C4 at the gated k, C5 over trend_ks; `seed` fixes the bootstrap draws."""
-    return [claim_c1(rows, k, ks, deciding, seed), claim_c2(rows, k, deciding), claim_c3(rows, k, deciding),
-            claim_c4(rows, k, deciding), claim_c5(rows, trend_ks, deciding, seed)]
+def claims(rows: list[dict], k: int, ks: list[int], trend_ks: list[int], shapes_k: int | None, deciding: bool,
+           seed: int) -> list[Claim]:
+    """C1-C4 at the gated k and C5 over trend_ks on the digits' rows, C6 at shapes_k on the depth images' rows;
+    `seed` fixes the bootstrap draws."""
+    digits = [r for r in rows if r["data"] == DIGITS]
+    shapes = [r for r in rows if r["data"] == SHAPES]
+    return [claim_c1(digits, k, ks, deciding, seed), claim_c2(digits, k, deciding), claim_c3(digits, k, deciding),
+            claim_c4(digits, k, deciding), claim_c5(digits, trend_ks, deciding, seed),
+            claim_c6(shapes, shapes_k, deciding)]

@@ -1,19 +1,21 @@
-"""ddsvm plots: test error per method and read-out at the gated k, error and DDSVM's gain against k, and the SVM
-margins of the training features along DDSVM's refits."""
+"""ddsvm plots: test error per method and read-out at the gated k, error and DDSVM's gain against k, the SVM
+margins of the training features along DDSVM's refits, and examples of the generated depth images."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 
-from tasks.core.plotting import new_figure, save
+from tasks.core.plotting import new_figure, plt, save
 
 from .claims import by_seed, paired, relative_gain
 from .params import CE, DDSVM
 
 
-def errors_by_method(rows: list[dict], k: int, methods: list[str], path: Path) -> Path:
-    fig, ax = new_figure(f"test error at k = {k} per class (mean +- std over seeds)", "method", "top-1 error (%)")
+def errors_by_method(rows: list[dict], k: int, methods: list[str], path: Path, data: str = "") -> Path:
+    """`data`: what the title names the images by (empty for the digits)."""
+    fig, ax = new_figure(f"{data}test error at k = {k} per class (mean +- std over seeds)", "method",
+                         "top-1 error (%)")
     x = np.arange(len(methods))
     for offset, readout in ((-0.2, "head_error"), (0.2, "svm_error")):
         values = [by_seed(rows, m, k, readout) for m in methods]
@@ -63,4 +65,18 @@ def margins_along_training(rows: list[dict], k: int, method: str, reference: str
             ax.axhline(r["margin_min"], ls=":", color="grey", label=f"{reference} final margin_min")
             ax.axhline(r["margin_mean"], ls="--", color="grey", label=f"{reference} final margin_mean")
     ax.legend(fontsize=7)
+    return save(fig, path)
+
+
+def depth_examples(x: np.ndarray, y: np.ndarray, classes: tuple[str, ...], path: Path, per_class: int = 6) -> Path:
+    """The first `per_class` depth images of each class, one row per class."""
+    fig, axes = plt.subplots(len(classes), per_class, figsize=(per_class, len(classes)), squeeze=False)
+    for c, name in enumerate(classes):
+        for j, index in enumerate(np.flatnonzero(y == c)[:per_class]):
+            axes[c, j].imshow(x[index, 0], cmap="gray", vmin=0, vmax=1)
+        for ax in axes[c]:
+            ax.set_xticks([])
+            ax.set_yticks([])
+        axes[c, 0].set_ylabel(name, fontsize=7)
+    fig.suptitle("generated depth images (nearness, 0 = background)", fontsize=8)
     return save(fig, path)

@@ -74,10 +74,13 @@ def normalized_features(network: Network, x: torch.Tensor) -> np.ndarray:
 
 @torch.no_grad()
 def predict(network: Network, svm: LinearSVM, x: torch.Tensor) -> dict[str, np.ndarray]:
-    """Class indices of both read-outs: `head` (argmax of the logits) and `svm` (the SVM on u)."""
+    """Class indices of both read-outs, from one forward pass (eval mode): `head` (argmax of the logits) and `svm`
+    (the SVM on u)."""
     network.eval()
-    head = torch.cat([network(chunk)[1].argmax(1) for chunk in x.split(FEATURE_BATCH)]).cpu().numpy()
-    return {"head": head, "svm": svm.predict(normalized_features(network, x))}
+    outputs = [network(chunk) for chunk in x.split(FEATURE_BATCH)]
+    head = torch.cat([logits.argmax(1) for _, logits in outputs]).cpu().numpy()
+    u = torch.cat([F.normalize(z, dim=1) for z, _ in outputs]).double().cpu().numpy()
+    return {"head": head, "svm": svm.predict(u)}
 
 
 def shift_batch(x: torch.Tensor, shift: int, generator: torch.Generator) -> torch.Tensor:

@@ -23,7 +23,7 @@ def test_smoke_pipeline(smoke_repo):
 
     claims = json.loads((data / "claims.json").read_text())
     assert claims["paper"] == "ddsvm" and claims["profile"] == "smoke"
-    assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3", "C4", "C5"]
+    assert [c["id"] for c in claims["claims"]] == ["C1", "C2", "C3", "C4", "C5", "C6"]
     assert all(set(c) == CLAIM_FIELDS and c["passed"] is None for c in claims["claims"])
     c1 = claims["claims"][0]
     assert c1["threshold"] == 0.944 and 0 < c1["ours"] and c1["details"]["svm_vs_ce_head"]["seeds"] == 1

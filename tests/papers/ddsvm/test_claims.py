@@ -1,4 +1,4 @@
-"""The claim checks C1-C5 on hand-made per-run rows: intervals over paired seeds against the spec's gates give pass,
+"""The claim checks C1-C6 on hand-made per-run rows: intervals over paired seeds against the spec's gates give pass,
 fail or inconclusive; smoke profiles, missing baselines and too few timed pairs or k's stay undecided."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def noise(size: float, key: int) -> np.ndarray:
 
 def rows(dd_svm: float = 5.0, ce_svm: float = 8.0, cos_head: float = 7.0, noisy: float = 0.1,
          time_ratio: float = 1.5, time_noise: float = 0.1, seeds: int = SEEDS, methods=("ce", "cosine", "ddsvm"),
-         k: int = 10, dd_head: float | None = None) -> list[dict]:
+         k: int = 10, dd_head: float | None = None, data: str = "digits") -> list[dict]:
     """Per-run rows at k: mean errors as given (CE's head at BASE) plus the shared spread; DDSVM's svm error
     carries its own noise of `noisy` points (its head error is `dd_head`, else its svm error without the noise),
     its wall time is `time_ratio` x CE's (+- `time_noise`)."""
@@ -33,14 +33,15 @@ def rows(dd_svm: float = 5.0, ce_svm: float = 8.0, cos_head: float = 7.0, noisy:
         times = {"ce": 4.0 + s, "cosine": 4.0 + s, "ddsvm": (4.0 + s) * ratio[s]}
         for method in methods:
             head, svm = own[method]
-            out.append({"method": method, "k": k, "seed": s, "head_error": head + SPREAD[s], "svm_error": svm + SPREAD[s],
-                        "wall_time_s": times[method], "margin_min": 0.0, "margin_mean": 0.1})
+            out.append({"method": method, "data": data, "k": k, "seed": s, "head_error": head + SPREAD[s],
+                        "svm_error": svm + SPREAD[s], "wall_time_s": times[method], "margin_min": 0.0,
+                        "margin_mean": 0.1})
     return out[::-1]  # any order: the claims pair by seed index
 
 
-def decided(found: list[dict], deciding: bool = True, trend_ks: tuple[int, ...] = ()) -> dict:
-    ks = sorted({r["k"] for r in found})
-    return {c.id: c for c in claims(found, 10, ks, list(trend_ks), deciding, seed=0)}
+def decided(found: list[dict], deciding: bool = True, trend_ks: tuple[int, ...] = (), shapes_k: int | None = None) -> dict:
+    ks = sorted({r["k"] for r in found if r["data"] == "digits"})
+    return {c.id: c for c in claims(found, 10, ks, list(trend_ks), shapes_k, deciding, seed=0)}
 
 
 @pytest.mark.parametrize(("dd_svm", "noisy", "word"), [(6.4, 0.1, "pass"), (8.0, 0.1, "fail"), (7.55, 2.0, "inconclusive")])
@@ -147,16 +148,66 @@ def test_c5_undecided_without_enough_ks_or_seeds_or_when_smoke():
     assert decided(rows())["C5"].verdict.word == "undecided"  # no trend_ks: C5 is not run
 
 
+TRAINING = {"epochs": 1, "lr": 1e-3, "weight_decay": 0.0, "svm_C": 1.0, "feature_dim": 8, "width": 2,
+            "cosine_scale": 10.0, "augment_shift": 0, "upsample": 1}
+PARAMS = {"seed": 0, "gate_k": 10, "methods": {"ce": {"loss": "ce"}, "ddsvm": {"loss": "ddsvm"}}, "training": TRAINING,
+          "decide_claims": True}
+BOTH = ["ce", "ddsvm"]
+
+
 def test_every_trend_k_needs_a_sweep_of_ce_and_ddsvm():
     from pydantic import ValidationError
 
     from flows.ddsvm.params import Params
 
-    training = {"epochs": 1, "lr": 1e-3, "weight_decay": 0.0, "svm_C": 1.0, "feature_dim": 8, "width": 2,
-                "cosine_scale": 10.0, "augment_shift": 0, "upsample": 1}
-    base = {"seed": 0, "gate_k": 10, "methods": {"ce": {"loss": "ce"}, "ddsvm": {"loss": "ddsvm"}},
-            "training": training, "decide_claims": True,
-            "sweeps": [{"k": 10, "seeds": 2, "methods": ["ce", "ddsvm"]}, {"k": 3, "seeds": 2, "methods": ["ce"]}]}
+    base = PARAMS | {"sweeps": [{"k": 10, "seeds": 2, "methods": BOTH}, {"k": 3, "seeds": 2, "methods": ["ce"]},
+                              {"data": "shapes", "k": 5, "seeds": 2, "methods": BOTH}]}
     assert Params(**base, trend_ks=[10]).trend_ks == [10]
-    with pytest.raises(ValidationError, match=r"trend_ks: \[3, 5\] need a sweep"):
-        Params(**base, trend_ks=[10, 3, 5])
+    with pytest.raises(ValidationError, match=r"trend_ks: \[3, 5\] need a digits sweep"):
+        Params(**base, trend_ks=[10, 3, 5])  # a sweep of the depth images at k = 5 is not one of the digits
+
+
+def with_depth_images(dd_svm: float, noisy: float, seeds: int = SEEDS) -> list[dict]:
+    """Digits rows where DDSVM is far ahead (4.0 against 8.0) and depth-image rows at the same k with `dd_svm`."""
+    return rows(dd_svm=4.0) + rows(dd_svm=dd_svm, noisy=noisy, seeds=seeds, methods=("ce", "ddsvm"), data="shapes")
+
+
+@pytest.mark.parametrize(("dd_svm", "noisy", "word"), [(6.0, 0.3, "pass"), (9.0, 0.3, "fail"), (8.0, 2.0, "inconclusive")])
+def test_c6_is_c2_on_the_depth_images_alone(dd_svm, noisy, word):
+    """C6: C2's difference, t interval and gate on the depth images' rows only (same k as the digits' here, so a
+    mix-up of the two data sources would show in both claims)."""
+    found = decided(with_depth_images(dd_svm, noisy), shapes_k=10)
+    c6 = found["C6"]
+    assert c6.ours == pytest.approx(dd_svm - 8.0) and c6.threshold == found["C2"].threshold == 0.0
+    assert c6.verdict.word == word and "t-interval" in c6.verdict.interval.method
+    assert "generated depth images" in c6.statement and c6.details["comparison"]["seeds"] == SEEDS
+    assert found["C2"].ours == pytest.approx(4.0 - 8.0) and found["C2"].verdict.word == "pass"
+
+
+def test_c6_undecided_without_its_sweep_one_seed_or_at_smoke():
+    alone = decided(rows())["C6"]
+    assert alone.verdict.word == "undecided" and "no sweep of the generated depth images" in alone.verdict.reason
+    assert alone.ours is None and alone.threshold == 0.0
+    lonely = decided(with_depth_images(6.0, 0.3, seeds=1), shapes_k=10)["C6"]
+    assert lonely.verdict.word == "undecided" and "interval needs 2" in lonely.verdict.reason
+    smoke = decided(with_depth_images(6.0, 0.3), deciding=False, shapes_k=10)["C6"]
+    assert smoke.verdict.word == "undecided" and smoke.ours == pytest.approx(-2.0)
+
+
+def test_the_depth_images_need_their_own_sweep_and_test_images():
+    from pydantic import ValidationError
+
+    from flows.ddsvm.params import Params
+
+    digits = {"k": 10, "seeds": 2, "methods": BOTH}
+    shapes = {"data": "shapes", "k": 10, "seeds": 2, "methods": BOTH, "epochs": 3}
+    found = Params(**PARAMS, sweeps=[digits, shapes], shapes_k=10)
+    assert [s.tag() for s in found.sweeps] == ["k10", "shapes_k10"] and found.sweeps[1].epochs == 3
+    with pytest.raises(ValidationError, match="shapes_k: needs a shapes sweep with k = 20"):
+        Params(**PARAMS, sweeps=[digits, shapes], shapes_k=20)
+    with pytest.raises(ValidationError, match="gate_k: needs a digits sweep with k = 10"):
+        Params(**PARAMS, sweeps=[shapes])
+    with pytest.raises(ValidationError, match="one sweep per data source and k"):
+        Params(**PARAMS, sweeps=[digits, shapes, shapes])
+    with pytest.raises(ValidationError, match=r"k = \[10\] on shapes leaves no test image"):
+        Params(**PARAMS, sweeps=[digits, shapes], shapes_per_class=10)
