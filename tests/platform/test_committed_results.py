@@ -68,19 +68,11 @@ def untraceable(commit: str, dirty: bool) -> str | None:
     return None
 
 
-def before_the_interval_rule(claims: dict) -> bool:
-    """Results made before every claim carried a verdict on an interval (issue 38): rerun on main once the paper's
-    set-up lands; until then their untraceable stamps and prose are expected failures."""
-    return not all("verdict" in claim for claim in claims["claims"])
-
-
 @pytest.mark.parametrize("paper", papers(ROOT))
 def test_committed_results_name_a_commit_of_this_history_with_a_clean_tree(paper):
     assert git("rev-parse", "--is-shallow-repository").stdout.strip() == "false", "needs the full git history"
     claims = json.loads((ROOT / "data" / paper / "claims.json").read_text())
     why = untraceable(claims["commit"], bool(claims.get("git_dirty")))
-    if why and before_the_interval_rule(claims):
-        pytest.xfail(f"made before the interval rule and {why}: its rerun on main is pending")
     assert why is None, f"data/{paper}/claims.json: {why}; rerun it on main (`papers run {paper}`) and commit"
     for provenance in sorted((ROOT / "data" / paper / DEFAULT_MODELS).glob("*.json")):
         stamp = json.loads(provenance.read_text())
@@ -105,8 +97,6 @@ def test_default_models_are_committed_resolvable_and_within_budget(paper):
 
 @pytest.mark.parametrize("paper", papers(ROOT))
 def test_readme_findings_quote_only_numbers_that_committed_files_hold(paper):
-    if before_the_interval_rule(json.loads((ROOT / "data" / paper / "claims.json").read_text())):
-        pytest.xfail("results from before the interval rule: its findings are rewritten from its rerun")
     assert unheld_numbers(ROOT, paper) == []
 
 
