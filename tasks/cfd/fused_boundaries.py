@@ -5,6 +5,11 @@ precomputed flat node positions; `apply_boundaries` runs them all in the torch s
 is what the compiled time loop (fused_kernel.time_loop_source) calls after each collide + push pass.
 After that pass the post-collision value f_i*(x) sits at g[i, x + offset_i], so bounce-back and
 wall rows read it there; the old buffer f still holds the pre-collision populations of the step.
+The solver's rows keep x contiguous (fused.PaddedLayout, x_innermost), so the ground, top, side and
+dead nodes come as runs [R, 2] (first, stop) of contiguous flat positions (`fused.node_runs`): a run
+is a slice of every direction row, so those loops stream memory and vectorise. The inlet and outlet
+columns, across the x rows, come as node lists. Every node's arithmetic is the same expression in the
+same order as before the runs (tests/cfd/test_fused.py hashes two D2Q9 runs).
 """
 from __future__ import annotations
 
@@ -34,14 +39,21 @@ def _equilibrium_rows(g, positions, rho, u, c, w):
 
 
 @njit(cache=True, nogil=True)
-def _density(g, positions):
-    """rho [K] at positions, the directions summed in order."""
-    rho = np.zeros(positions.shape[0])
+def _moments(g, positions, c, with_velocity):
+    """(rho [K], j [D, K]) at positions, each the directions summed in order from 0 (j only with_velocity,
+    else zeros), one gather of each population into a contiguous work row."""
+    n, dim = positions.shape[0], c.shape[1]
+    rho, j, values = np.zeros(n), np.zeros((dim, n)), np.empty(n)
     for i in range(g.shape[0]):
         row = g[i]
-        for k in range(positions.shape[0]):
-            rho[k] += row[positions[k]]
-    return rho
+        for k in range(n):
+            values[k] = row[positions[k]]
+            rho[k] += values[k]
+        for a in range(dim if with_velocity else 0):
+            if c[i, a] != 0.0:  # a zero term adds +0.0: skipped, no sum's bits move
+                for k in range(n):
+                    j[a, k] += c[i, a] * values[k]
+    return rho, j
 
 
 @njit(cache=True, nogil=True)
@@ -64,29 +76,50 @@ def bounce_back(g, source, second, target, first_weight, second_weight, rest, bo
 
 
 @njit(cache=True, nogil=True)
-def free_stream_face(g, positions, speed, c, w):
-    """Nodes := f_eq(rho = 1, u = (speed, 0, ...)) (faces.set_equilibrium): the same Q values at
+def _fill_runs(g, runs, values):
+    """g[i, run] := values[i] on every run."""
+    for i in range(g.shape[0]):
+        row, value = g[i], values[i]
+        for r in range(runs.shape[0]):
+            row[runs[r, 0]:runs[r, 1]] = value
+
+
+@njit(cache=True, nogil=True)
+def free_stream_face(g, runs, speed, c, w):
+    """Runs := f_eq(rho = 1, u = (speed, 0, ...)) (faces.set_equilibrium): the same Q values at
     every node, computed once."""
     u = np.zeros((c.shape[1], 1))
     u[0, 0] = speed
     values = np.empty((c.shape[0], 1), dtype=g.dtype)
     _equilibrium_rows(values, np.zeros(1, dtype=np.int64), np.ones(1), u, c, w)
-    for i in range(g.shape[0]):
-        row, value = g[i], values[i, 0]
-        for k in range(positions.shape[0]):
-            row[positions[k]] = value
+    _fill_runs(g, runs, values[:, 0])
 
 
 @njit(cache=True, nogil=True)
-def wall_row(f, g, fluid_row, towards_wall, opposite, offsets, w, c, wall_speed):
-    """Half-way wall next to fluid_row (faces.wall_row): g[opp(i), x] = f_i*(x) - 6 w_i rho c_ix u_w
-    for the directions i pointing into the wall, rho from the pre-collision f."""
-    rho = _density(f, fluid_row) if wall_speed != 0.0 else np.zeros(fluid_row.shape[0])
-    for i in towards_wall:
-        source, target, shift = g[i], g[opposite[i]], offsets[i]
-        correction = 6.0 * w[i] * c[i, 0] * wall_speed
-        for k in range(fluid_row.shape[0]):
-            target[fluid_row[k]] = source[fluid_row[k] + shift] - correction * rho[k]
+def wall_row(f, g, fluid_runs, towards_wall, opposite, offsets, w, c, wall_speed):
+    """Half-way wall next to the fluid row's runs (faces.wall_row): g[opp(i), x] = f_i*(x) - 6 w_i rho c_ix u_w
+    for the directions i pointing into the wall, rho from the pre-collision f; run by run, so that the run's
+    rho (a work row) and its populations stay in cache."""
+    longest = 0
+    for r in range(fluid_runs.shape[0]):
+        longest = max(longest, fluid_runs[r, 1] - fluid_runs[r, 0])
+    rho = np.zeros(longest)
+    for r in range(fluid_runs.shape[0]):
+        first, stop = fluid_runs[r, 0], fluid_runs[r, 1]
+        if wall_speed != 0.0:
+            rho[:] = 0.0
+            for i in range(f.shape[0]):
+                row = f[i][first:stop]  # slices indexed from 0: no wrap-around select, so the loops vectorise
+                for k in range(stop - first):
+                    rho[k] += row[k]
+        for i in towards_wall:
+            source, target = g[i][first + offsets[i]:stop + offsets[i]], g[opposite[i]][first:stop]
+            if wall_speed == 0.0:  # f - 0 rho is f, bit for bit
+                target[:] = source
+                continue
+            correction = 6.0 * w[i] * c[i, 0] * wall_speed
+            for k in range(stop - first):
+                target[k] = source[k] - correction * rho[k]
 
 
 @njit(cache=True, nogil=True)
@@ -95,19 +128,13 @@ def inlet(g, positions, inner, inflow, speed, c, w):
     u = np.zeros((c.shape[1], positions.shape[0]))
     for k in range(positions.shape[0]):
         u[0, k] = speed * inflow[k]
-    _equilibrium_rows(g, positions, _density(g, inner), u, c, w)
+    _equilibrium_rows(g, positions, _moments(g, inner, c, False)[0], u, c, w)
 
 
 @njit(cache=True, nogil=True)
 def outlet(g, positions, inner, c, w):
     """Outlet nodes := f_eq(rho = 1, u of the column before) (faces.outlet)."""
-    rho = _density(g, inner)
-    u = np.zeros((c.shape[1], positions.shape[0]))
-    for i in range(g.shape[0]):
-        row = g[i]
-        for a in range(c.shape[1]):
-            for k in range(positions.shape[0]):
-                u[a, k] += c[i, a] * row[inner[k]]
+    rho, u = _moments(g, inner, c, True)
     for a in range(c.shape[1]):
         for k in range(positions.shape[0]):
             u[a, k] /= rho[k]
@@ -115,12 +142,9 @@ def outlet(g, positions, inner, c, w):
 
 
 @njit(cache=True, nogil=True)
-def reset_nodes(g, positions, w):
-    """Nodes whose populations are never used (body, wall rows) := rest weights."""
-    for i in range(g.shape[0]):
-        row = g[i]
-        for k in range(positions.shape[0]):
-            row[positions[k]] = w[i]
+def reset_nodes(g, runs, w):
+    """Runs of nodes whose populations are never used (body, wall rows) := rest weights."""
+    _fill_runs(g, runs, w)
 
 
 GROUND_NONE, GROUND_WALL, GROUND_MOVING = 0, 1, 2  # `ground` codes of apply_boundaries (LBMSetup.ground)
@@ -130,9 +154,9 @@ GROUND_NONE, GROUND_WALL, GROUND_MOVING = 0, 1, 2  # `ground` codes of apply_bou
 def apply_boundaries(f, g, speed, averaging, forces, profile, links, nodes, lattice, ground, top_wall):
     """Every boundary condition of one step, in run_torch's order: body links, bottom, top, 3D
     sides, inlet, outlet, reset of dead nodes. links: bounce_back's arrays from `source` to
-    `reflected`; nodes: (bottom, top, bottom_fluid, top_fluid, sides, inlet, inlet_inner, outlet,
-    outlet_inner, inflow, dead) flat positions (sides empty in 2D; inflow: the inlet profile per
-    inlet node); lattice: (offsets, c, w, opposite, down, up); ground: a GROUND_* code."""
+    `reflected`; nodes: (bottom, top, bottom_fluid, top_fluid, sides) runs [R, 2], (inlet, inlet_inner,
+    outlet, outlet_inner) flat positions, inflow (the inlet profile per inlet node), dead runs (sides
+    empty in 2D); lattice: (offsets, c, w, opposite, down, up); ground: a GROUND_* code."""
     bottom, top, bottom_fluid, top_fluid, sides, inlet_nodes, inlet_inner, outlet_nodes, outlet_inner, inflow, dead = nodes
     offsets, c, w, opposite, down, up = lattice
     bounce_back(g.reshape(-1), *links, averaging, forces, profile)

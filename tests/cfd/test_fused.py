@@ -5,8 +5,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import torch
 
+from tasks.cfd import faces
+from tasks.cfd import fused_boundaries as bc
 from tasks.cfd.engines import engine_of, run_lbm
+from tasks.cfd.fused import PaddedLayout, face_column, node_runs
 from tasks.cfd.fused_kernel import coefficient_slots, coefficients, kernel_source
 from tasks.cfd.kernels import collision_matrices
 from tasks.cfd.lattice import get_lattice
@@ -95,3 +99,54 @@ def test_shared_coefficient_slots_rebuild_the_collision_matrices_at_any_rate(lat
     assert values[-1] == 1.0 and len(values) == slots.count + 1
     if lattice_name == "D3Q19" and collision == "bgk":
         assert slots.count == 12  # BGK's scalar A and 11 distinct values of B's 118 non-zero entries
+
+
+def test_node_runs_are_the_maximal_stretches_of_consecutive_positions():
+    np.testing.assert_array_equal(node_runs(np.array([9, 3, 20, 4, 10, 5])), [[3, 6], [9, 11], [20, 21]])
+    assert node_runs(np.zeros(0, dtype=np.int64)).shape == (0, 2)
+
+
+@pytest.mark.parametrize("x_innermost", [False, True])
+def test_padded_layout_offsets_reach_each_neighbour_in_either_memory_order(x_innermost):
+    lattice, grid = get_lattice("D3Q19"), (5, 4, 3)
+    layout = PaddedLayout.build(lattice, 2, grid, x_innermost=x_innermost)
+    position = layout.position
+    assert np.unique(position).size == position.size and position.max() < layout.size
+    for i, velocity in enumerate(lattice.c):
+        inner = tuple(slice(max(0, -v), n - max(0, v)) for v, n in zip(velocity, grid))
+        shifted = tuple(slice(max(0, v), n + min(0, v)) for v, n in zip(velocity, grid))
+        np.testing.assert_array_equal(position[(slice(None), *inner)] + layout.offsets[i], position[(slice(None), *shifted)])
+    contiguous = np.diff(position, axis=1 if x_innermost else -1)
+    assert (contiguous == 1).all()  # x (or z) rows are contiguous
+
+
+def test_face_conditions_on_runs_and_columns_match_the_torch_faces():
+    """One call of each numba face condition on random populations in the solver's x-contiguous layout, against
+    tasks/cfd/faces.py on the same populations as [Q, B, *grid] tensors (the torch solver's code), in run_torch's
+    order: moving ground, free-stream top, sides, inlet, outlet, reset of dead nodes."""
+    lattice, grid, speed = get_lattice("D3Q19"), (7, 5, 6), 0.05
+    layout = PaddedLayout.build(lattice, 2, grid, x_innermost=True)
+    position, offsets, q = layout.position, layout.offsets, lattice.q
+    rng = np.random.default_rng(0)
+    f, g = ((lattice.w[:, None] * rng.uniform(0.7, 1.3, (q, layout.size))).astype(np.float32) for _ in range(2))
+    post = torch.from_numpy(np.stack([g[i, position + offsets[i]] for i in range(q)]))  # f_i*(x), where the push put it
+    new = torch.from_numpy(g[:, position])
+    c, w = lattice.c.astype(np.float64), lattice.w.astype(np.float64)
+    down = np.flatnonzero(lattice.c[:, -1] == -1)
+    free_stream = torch.tensor([speed, 0.0, 0.0], dtype=torch.float32).view(3, 1, 1, 1)
+
+    bc.wall_row(f, g, node_runs(position[..., 1]), down, lattice.opposite.astype(np.int64), offsets, w, c, speed)
+    faces.wall_row(post, new, lattice, True, speed, torch.from_numpy(f[:, position[..., 1]]).sum(0))
+    bc.free_stream_face(g, node_runs(position[..., -1]), speed, c, w)
+    faces.set_equilibrium(new, lattice, 2, grid[-1] - 1, free_stream)
+    bc.free_stream_face(g, node_runs(layout.side_nodes()), speed, c, w)
+    for side in (0, grid[1] - 1):
+        faces.set_equilibrium(new, lattice, 1, side, free_stream)
+    inlet, inlet_inner, _ = face_column(position, 0, 1)
+    bc.inlet(g, inlet, inlet_inner, np.ones(inlet.size), speed, c, w)
+    faces.inlet(new, lattice, free_stream)
+    bc.outlet(g, *face_column(position, -1, -2)[:2], c, w)
+    faces.outlet(new, lattice)
+    bc.reset_nodes(g, node_runs(position[:, 2:4, 1:3, 2:5]), w)
+    new[:, :, 2:4, 1:3, 2:5] = torch.from_numpy(lattice.w.astype(np.float32)).view(q, 1, 1, 1, 1)
+    np.testing.assert_allclose(g[:, position], new.numpy(), rtol=0, atol=2e-7)  # float64 sums here, float32 there
