@@ -61,7 +61,13 @@ def authorized(url: str | None = None) -> bool:
 def auth_header() -> dict[str, str]:
     """HTTP basic authorization with the auth string, as Prefect's own client sends it."""
     auth = os.environ.get("PREFECT_API_AUTH_STRING")
-    return {"Authorization": "Basic " + base64.b64encode(auth.encode()).decode()} if auth else {}
+    return basic_header(auth) if auth else {}
+
+
+def basic_header(credential: str) -> dict[str, str]:
+    """HTTP basic authorization carrying `credential` ("user:password", or a Prefect auth string, which is sent
+    the same way)."""
+    return {"Authorization": "Basic " + base64.b64encode(credential.encode()).decode()}
 
 
 def _prefect(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
 import subprocess
 import sys
@@ -46,10 +45,6 @@ def checkout() -> Path:
 
 def team_root(root: Path) -> Path:
     return root / TEAM_FOLDER
-
-
-def login() -> str:
-    return pwd.getpwuid(os.geteuid()).pw_name
 
 
 def say(message: str) -> None:
@@ -85,7 +80,7 @@ def write_bundle(layout, name: str, mlflow_password: str) -> Path:
     tls = services.tls_folder(layout)
     team_tls.issue(tls, folder, MEMBER_CERTIFICATE)
     replace_file(folder / "ca.pem", (tls / "ca.pem").read_bytes())
-    bundle = {"member": name, "host_login": login(),
+    bundle = {"member": name,
               "mlflow": {"uri": layout.mlflow_url, "username": name, "password": mlflow_password},
               "prefect": {"url": layout.prefect_url, "auth": services.prefect_auth(layout)},
               "dask": {"address": layout.dask_address},

@@ -31,6 +31,7 @@ from pathlib import Path
 from tasks.core.private import private_folder, read_private, replace_file, secret
 
 from . import team_tls
+from .server import basic_header, is_up
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 5430  # PostgreSQL's; the others follow it (see Layout)
@@ -204,12 +205,6 @@ def http_status(url: str, headers: dict[str, str] | None = None) -> int | None:
         return None
 
 
-def basic(user: str, password: str) -> dict[str, str]:
-    import base64
-
-    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
-
-
 # --- PostgreSQL --------------------------------------------------------------------------------------------------
 
 def postgres_bin(tool: str) -> str:
@@ -341,7 +336,7 @@ def mlflow_request(layout: Layout, method: str, path: str, body: dict | None, us
     """One call of the MLflow server's REST API as `user`; an HTTP error is a TeamError with MLflow's message."""
     request = urllib.request.Request(f"{layout.mlflow_url}{path}", method=method,
                                      data=json.dumps(body).encode() if body is not None else None,
-                                     headers={"Content-Type": "application/json", **basic(user, password)})
+                                     headers={"Content-Type": "application/json", **basic_header(f"{user}:{password}")})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read() or b"{}")
@@ -362,13 +357,9 @@ def add_mlflow_user(layout: Layout, name: str, password: str) -> None:
 
 # --- Prefect -----------------------------------------------------------------------------------------------------
 
-def prefect_up(layout: Layout) -> bool:
-    return http_status(f"{layout.prefect_url}/health") == 200
-
-
 def start_prefect(layout: Layout) -> None:
     """`prefect server start` on PostgreSQL, locked with the team's API auth string (secrets/prefect-auth)."""
-    if prefect_up(layout):
+    if is_up(layout.prefect_url):
         return
     env = service_environment({
         "PGPASSFILE": str(pgpass(layout)), "PREFECT_HOME": str(layout.folder("prefect")),
@@ -377,14 +368,7 @@ def start_prefect(layout: Layout) -> None:
     command = [str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", HOST,
                "--port", str(layout.ports["prefect"])]
     spawn(layout, "prefect", command, env)
-    wait_until(layout, "prefect", lambda: prefect_up(layout))
-
-
-def prefect_header(auth: str) -> dict[str, str]:
-    """What Prefect's client sends: the auth string itself, base64-encoded, as HTTP basic authorization."""
-    import base64
-
-    return {"Authorization": "Basic " + base64.b64encode(auth.encode()).decode()}
+    wait_until(layout, "prefect", lambda: is_up(layout.prefect_url))
 
 
 def prefect_auth(layout: Layout) -> str:
@@ -397,6 +381,12 @@ def tls_folder(layout: Layout) -> Path:
     folder = layout.folder("tls")
     team_tls.ensure_ca(folder)
     return folder
+
+
+def host_identity(layout: Layout) -> tuple[Path, Path, Path]:
+    """(CA, certificate, key) with which the team host itself asks its TLS services whether they are up."""
+    folder = tls_folder(layout)
+    return (folder / "ca.pem", *team_tls.issue(folder, folder, "team-host-client"))
 
 
 def tls_options(layout: Layout, name: str) -> list[str]:
@@ -437,10 +427,9 @@ def dask_workers(layout: Layout) -> list[str]:
     from distributed import Client
     from distributed.security import Security
 
-    folder = tls_folder(layout)
-    certificate, key = team_tls.issue(folder, folder, "team-host-client")
-    security = Security(tls_ca_file=str(folder / "ca.pem"), tls_client_cert=str(certificate),
-                        tls_client_key=str(key), require_encryption=True)
+    ca, certificate, key = host_identity(layout)
+    security = Security(tls_ca_file=str(ca), tls_client_cert=str(certificate), tls_client_key=str(key),
+                        require_encryption=True)
     try:
         with Client(layout.dask_address, security=security, timeout=5) as client:
             return sorted(w["name"] for w in client.scheduler_info(n_workers=-1)["workers"].values())
@@ -463,9 +452,8 @@ def dav_up(layout: Layout) -> bool:
     certificate: a client without one is refused)."""
     import ssl
 
-    folder = tls_folder(layout)
-    certificate, key = team_tls.issue(folder, folder, "team-host-client")
-    context = ssl.create_default_context(cafile=str(folder / "ca.pem"))
+    ca, certificate, key = host_identity(layout)
+    context = ssl.create_default_context(cafile=str(ca))
     context.load_cert_chain(str(certificate), str(key))
     try:
         with socket.create_connection((HOST, layout.ports["dvc-remote"]), timeout=2) as raw, \
@@ -520,15 +508,15 @@ def status(layout: Layout) -> dict[str, str]:
     """Each service's state in a few words: up (with what shows it) or down."""
     admin, password = mlflow_admin(layout)
     mlflow_login = http_status(f"{layout.mlflow_url}/api/2.0/mlflow/experiments/search?max_results=1",
-                               basic(admin, password)) if mlflow_up(layout) else None
-    prefect_login = http_status(f"{layout.prefect_url}/admin/version", prefect_header(prefect_auth(layout))) \
-        if prefect_up(layout) else None
-    workers = dask_workers(layout) if listens(layout.ports["dask"]) else []
+                               basic_header(f"{admin}:{password}")) if mlflow_up(layout) else None
+    prefect_login = http_status(f"{layout.prefect_url}/admin/version", basic_header(prefect_auth(layout))) \
+        if is_up(layout.prefect_url) else None
+    dask = listens(layout.ports["dask"])
+    workers = dask_workers(layout) if dask else []
     return {
         "postgres": f"up on {HOST}:{layout.port}" if postgres_up(layout) else "down",
         "mlflow": f"up at {layout.mlflow_url} (admin login: HTTP {mlflow_login})" if mlflow_login else "down",
         "prefect": f"up at {layout.prefect_url} (auth string: HTTP {prefect_login})" if prefect_login else "down",
-        "dask": f"up at {layout.dask_address}, workers: {', '.join(workers) or 'none'}" if listens(layout.ports["dask"])
-        else "down",
+        "dask": f"up at {layout.dask_address}, workers: {', '.join(workers) or 'none'}" if dask else "down",
         "dvc-remote": f"up at {dav_url(layout)} (mutual TLS; files in {layout.remote})" if dav_up(layout) else "down",
     }

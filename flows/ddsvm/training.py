@@ -63,24 +63,26 @@ class TrainResult:
 
 
 @torch.no_grad()
-def normalized_features(network: Network, x: torch.Tensor) -> np.ndarray:
-    """u = z / |z| [N, D] float64, in eval mode."""
+def eval_outputs(network: Network, x: torch.Tensor) -> tuple[np.ndarray, torch.Tensor]:
+    """(u = z / |z| [N, D] float64, logits [N, C]) from one forward pass in eval mode (the mode is put back)."""
     was_training = network.training
     network.eval()
-    u = torch.cat([F.normalize(network(chunk)[0], dim=1) for chunk in x.split(FEATURE_BATCH)])
-    network.train(was_training)
-    return u.double().cpu().numpy()
-
-
-@torch.no_grad()
-def predict(network: Network, svm: LinearSVM, x: torch.Tensor) -> dict[str, np.ndarray]:
-    """Class indices of both read-outs, from one forward pass (eval mode): `head` (argmax of the logits) and `svm`
-    (the SVM on u)."""
-    network.eval()
     outputs = [network(chunk) for chunk in x.split(FEATURE_BATCH)]
-    head = torch.cat([logits.argmax(1) for _, logits in outputs]).cpu().numpy()
+    network.train(was_training)
     u = torch.cat([F.normalize(z, dim=1) for z, _ in outputs]).double().cpu().numpy()
-    return {"head": head, "svm": svm.predict(u)}
+    return u, torch.cat([logits for _, logits in outputs])
+
+
+def normalized_features(network: Network, x: torch.Tensor) -> np.ndarray:
+    """u = z / |z| [N, D] float64, in eval mode."""
+    return eval_outputs(network, x)[0]
+
+
+def predict(network: Network, svm: LinearSVM, x: torch.Tensor) -> dict[str, np.ndarray]:
+    """Class indices of both read-outs, from one forward pass: `head` (argmax of the logits) and `svm` (the SVM
+    on u)."""
+    u, logits = eval_outputs(network, x)
+    return {"head": logits.argmax(1).cpu().numpy(), "svm": svm.predict(u)}
 
 
 def shift_batch(x: torch.Tensor, shift: int, generator: torch.Generator) -> torch.Tensor:

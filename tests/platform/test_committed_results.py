@@ -40,8 +40,7 @@ def git_files(path: str) -> list[str]:
 
 @pytest.mark.parametrize("paper", papers(ROOT))
 def test_evaluate_outputs_are_in_git_agree_with_the_lock_and_fit_the_budget(paper):
-    lock = yaml.safe_load((ROOT / "stages" / paper / "dvc.lock").read_text())["stages"][f"{paper}-evaluate"]
-    locked = {out["path"]: out["md5"] for out in lock["outs"]}
+    locked = locked_outputs(paper)
     size = 0
     for output in committed_outputs(paper):
         files = git_files(output)
@@ -84,14 +83,14 @@ def test_committed_results_name_a_commit_of_this_history_with_a_clean_tree(paper
         assert made_before, f"{provenance.relative_to(ROOT)}: made at {stamp['commit'][:10]}, after the run it ships with"
     if any((ROOT / "data" / paper / DEFAULT_MODELS).glob("*.json")):
         folder = f"data/{paper}/{DEFAULT_MODELS}"
-        assert locked_md5(paper, folder) == path_md5(ROOT / folder), f"{folder}: not what stages/{paper}/dvc.lock records"
+        assert locked_outputs(paper).get(folder) == path_md5(ROOT / folder), \
+            f"{folder}: not what stages/{paper}/dvc.lock records"
 
 
-def locked_md5(paper: str, path: str) -> str | None:
-    """The md5 that the paper's committed dvc.lock records for output `path` (a folder's ends in .dir)."""
+def locked_outputs(paper: str) -> dict[str, str]:
+    """Output path -> the md5 the paper's committed dvc.lock records for it (a folder's ends in .dir)."""
     lock = yaml.safe_load((ROOT / "stages" / paper / "dvc.lock").read_text())
-    found = [out["md5"] for stage in lock["stages"].values() for out in stage.get("outs", []) if out["path"] == path]
-    return found[0] if found else None
+    return {out["path"]: out["md5"] for stage in lock["stages"].values() for out in stage.get("outs", [])}
 
 
 @pytest.mark.parametrize("paper", papers(ROOT))

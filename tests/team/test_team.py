@@ -23,13 +23,13 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from stages import team_services
 from tests.conftest import ROOT, papers_by_size, smoke_copy
 
 from .accounts import Account, account, shared_venv
@@ -65,11 +65,6 @@ def needs() -> str | None:
         ("psycopg2", importlib.util.find_spec("psycopg2") is not None),
         ("dvc-webdav", importlib.util.find_spec("dvc_webdav") is not None)) if not present]
     return ", ".join(missing) or None
-
-
-def free(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) != 0
 
 
 def team(user: Account, checkout: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -108,7 +103,7 @@ def team_run():
     lacking = needs()
     if lacking:
         pytest.skip(f"needs {lacking} (`make test-team` installs them)")
-    if not all(free(port) for port in range(PORT, PORT + 6)):
+    if any(team_services.listens(port) for port in range(PORT, PORT + 6)):
         pytest.skip(f"ports {PORT}..{PORT + 5} of 127.0.0.1 are taken")
     venv = shared_venv(VENV)
     a, b = account("papers-team-a", venv), account("papers-team-b", venv)
