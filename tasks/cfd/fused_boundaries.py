@@ -9,7 +9,7 @@ The solver's rows keep x contiguous (fused.PaddedLayout, x_innermost), so the gr
 dead nodes come as runs [R, 2] (first, stop) of contiguous flat positions (`fused.node_runs`): a run
 is a slice of every direction row, so those loops stream memory and vectorise. The inlet and outlet
 columns, across the x rows, come as node lists. Every node's arithmetic is the same expression in the
-same order as before the runs (the unidrag data set's labels kept their md5).
+same order as before the runs (a data set's labels made before and after kept their md5).
 """
 from __future__ import annotations
 
